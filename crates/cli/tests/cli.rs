@@ -1,0 +1,134 @@
+//! The `bulwark` binary end to end: output snapshots and bad-input exits.
+
+use std::process::{Command, Output};
+
+fn bulwark(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bulwark"))
+        .args(args)
+        .env_remove("BULWARK_DATA")
+        .output()
+        .expect("run bulwark")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn data_info_wdbc_json_without_a_data_directory() {
+    let o = bulwark(&["data", "info", "wdbc", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"], 569);
+    assert_eq!(v["features"], 30);
+    assert_eq!(v["classes"]["benign"], 357);
+    insta::assert_snapshot!("data_info_wdbc_json", stdout(&o));
+}
+
+#[test]
+fn data_info_text() {
+    let o = bulwark(&["data", "info", "spambase"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("data_info_spambase_text", stdout(&o));
+}
+
+#[test]
+fn data_info_with_shared_data() {
+    let Some(dir) = std::env::var_os("BULWARK_DATA") else {
+        eprintln!("BULWARK_DATA not set: skipping");
+        return;
+    };
+    for (name, rows, cols) in [("mnist10k", 10000, 784), ("usps", 11000, 256)] {
+        let o = Command::new(env!("CARGO_BIN_EXE_bulwark"))
+            .args(["data", "info", name, "--json", "--data-dir"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            (v["rows"].as_u64(), v["features"].as_u64()),
+            (Some(rows), Some(cols)),
+            "{name}"
+        );
+        assert_eq!(v["classes"].as_object().unwrap().len(), 10);
+    }
+}
+
+/// Each bad input: non-zero exit, a one-line message naming the problem, no panic.
+#[test]
+fn bad_inputs_exit_non_zero_with_a_message() {
+    let dir = std::env::temp_dir().join(format!("bulwark-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, body: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        p.display().to_string()
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["nosuchset".into()], "unknown data set"),
+        (
+            vec![dir.join("missing.csv").display().to_string()],
+            "not found",
+        ),
+        (vec![file("empty.csv", b"")], "empty"),
+        (
+            vec![file("ragged.csv", b"label,a,b\nx,1,2\ny,1\n")],
+            "ragged",
+        ),
+        (
+            vec![file("text.csv", b"label,a\nx,hello\n")],
+            "expected a number",
+        ),
+        (vec![file("nan.csv", b"label,a\nx,NaN\n")], "non-finite"),
+        (
+            vec![file("nolabel.csv", b"a,b\n1,2\n")],
+            "no `label` column",
+        ),
+        (vec![file("zero.svm", b"+1 0:1\n")], "index 0"),
+        (vec![file("unsorted.svm", b"+1 3:1 1:1\n")], "unsorted"),
+        (
+            vec![file("bad-images-idx3-ubyte", b"\0\0\x08\x09\0\0\0\x01")],
+            "not found",
+        ),
+        (vec!["usps".into()], "BULWARK_DATA"),
+    ];
+    for (args, needle) in cases {
+        let mut full = vec!["data".to_string(), "info".to_string()];
+        full.extend(args.clone());
+        let refs: Vec<&str> = full.iter().map(String::as_str).collect();
+        let o = bulwark(&refs);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected `{needle}` in `{err}`"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: one-line message expected: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn demo_runs_on_embedded_data() {
+    let o = bulwark(&["demo", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let clean = v["clean_test_error"].as_f64().unwrap();
+    assert!(
+        clean < 0.15,
+        "nearest centroid on wdbc should be well below 15% error: {clean}"
+    );
+    let bad = bulwark(&["demo", "--budget", "100"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("budget"));
+}

@@ -1,0 +1,176 @@
+//! The trait family every learner, model and adversary of Bulwark implements.
+//!
+//! | role | trait | implemented by |
+//! |---|---|---|
+//! | hyper-parameter validation | [`ParamGuard`] | every `…Params` builder |
+//! | batch training | [`Fit`] | LP (DSX), SVM, FDROP, logistic regression, RoLR, GURU (primal/dual/kernel/multiclass), KLS |
+//! | incremental / online training | [`FitWith`] | the cube-projected Perceptron (O2B), SGD learners |
+//! | prediction | [`Classifier`] | every model: binary, multiclass, linear or kernel |
+//! | real-valued binary score | [`DecisionFunction`] | binary models (linear and kernel) |
+//! | explicit `(w, b)` | [`Linear`] | linear models — what the deletion adversaries and certificates need |
+//! | test-time attack | [`TestTimeAttack`] | greedy / random / exact deletion, corruption, noise clouds |
+//! | training-time contamination | [`Contamination`] | malicious noise (KLS), label noise, RoLR outliers |
+//!
+//! Training returns [`Fitted`]: the model plus a uniform [`FitReport`] (objective, iterations,
+//! seconds, convergence), so the CLI and the bench harness print every learner the same way.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dataset::{Dataset, Sign};
+use crate::error::{Error, Result};
+use crate::matrix::{Features, RowView};
+use crate::rng::Rng;
+
+/// Unchecked hyper-parameters that validate into a checked form (linfa's `ParamGuard`).
+pub trait ParamGuard {
+    /// The validated parameters.
+    type Checked;
+    /// The validation error (names the parameter and the rejected value).
+    type Error;
+    /// Validates by reference.
+    fn check_ref(&self) -> std::result::Result<&Self::Checked, Self::Error>;
+    /// Validates, consuming the builder.
+    fn check(self) -> std::result::Result<Self::Checked, Self::Error>;
+}
+
+/// What training reports besides the model, the same for every learner.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FitReport {
+    /// Learner name (`lp`, `o2b`, `svm`, …).
+    pub algorithm: String,
+    /// The training objective at the returned model, when the learner has one.
+    pub objective: Option<f64>,
+    /// Iterations / epochs / passes performed.
+    pub iterations: Option<usize>,
+    /// Wall-clock training time in seconds.
+    pub seconds: f64,
+    /// Whether the learner's own stopping criterion was met.
+    pub converged: bool,
+    /// Learner-specific figures (duality gap, residuals, …).
+    pub details: BTreeMap<String, f64>,
+}
+
+/// A trained model and its report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fitted<M> {
+    /// The model.
+    pub model: M,
+    /// What training reported.
+    pub report: FitReport,
+}
+
+/// Batch training: validated hyper-parameters turn a data set into a model.
+pub trait Fit<D: ?Sized = Dataset> {
+    /// The model produced.
+    type Model;
+    /// The error type (wraps [`crate::Error`]).
+    type Error: std::error::Error + From<Error>;
+    /// Trains on `data`.
+    fn fit(&self, data: &D) -> std::result::Result<Fitted<Self::Model>, Self::Error>;
+}
+
+/// Incremental training: continue from an optional previous model on a new batch (online
+/// learners, warm starts).
+pub trait FitWith<D: ?Sized = Dataset>: Fit<D> {
+    /// Trains on `batch`, starting from `previous` when given.
+    fn fit_with(
+        &self,
+        previous: Option<Self::Model>,
+        batch: &D,
+    ) -> std::result::Result<Fitted<Self::Model>, Self::Error>;
+}
+
+/// A trained classifier: predicts a class index for an example.
+///
+/// Binary models predict 0 for −1 and 1 for +1, matching [`crate::Targets::class_index`].
+pub trait Classifier {
+    /// Number of features the model expects.
+    fn n_features(&self) -> usize;
+    /// Number of classes it predicts.
+    fn n_classes(&self) -> usize;
+    /// Predicted class index of one example.
+    fn predict_class(&self, x: RowView<'_>) -> usize;
+
+    /// Checks that `data` has the feature count the model was trained on.
+    fn check_features(&self, features: &Features) -> Result<()> {
+        if features.cols() == self.n_features() {
+            Ok(())
+        } else {
+            Err(Error::shape(
+                "model feature count vs data feature count",
+                self.n_features(),
+                features.cols(),
+            ))
+        }
+    }
+    /// Predicted class indices for every row.
+    fn predict(&self, features: &Features) -> Result<Vec<usize>> {
+        self.check_features(features)?;
+        Ok((0..features.rows())
+            .map(|i| self.predict_class(features.row(i)))
+            .collect())
+    }
+    /// Fraction of misclassified examples. For binary models a score of exactly 0 is a mistake.
+    fn error_rate(&self, data: &Dataset) -> Result<f64> {
+        self.check_features(data.features())?;
+        if data.n_classes() != self.n_classes() {
+            return Err(Error::shape(
+                "model classes vs data classes",
+                self.n_classes(),
+                data.n_classes(),
+            ));
+        }
+        if data.is_empty() {
+            return Err(Error::param("data", "empty", "at least one example"));
+        }
+        let wrong = (0..data.len())
+            .filter(|&i| self.predict_class(data.row(i)) != data.targets().class_index(i))
+            .count();
+        Ok(wrong as f64 / data.len() as f64)
+    }
+}
+
+/// A binary classifier with a real-valued score; `predict = sign(score)`, 0 → −1.
+pub trait DecisionFunction: Classifier {
+    /// The score of one example.
+    fn decision(&self, x: RowView<'_>) -> f64;
+    /// The predicted sign of one example.
+    fn predict_sign(&self, x: RowView<'_>) -> Sign {
+        Sign::of_score(self.decision(x))
+    }
+    /// Scores of every row.
+    fn decision_all(&self, features: &Features) -> Result<Vec<f64>> {
+        self.check_features(features)?;
+        Ok((0..features.rows())
+            .map(|i| self.decision(features.row(i)))
+            .collect())
+    }
+}
+
+/// A model with explicit linear weights and bias — what deletion attacks and certificates use.
+pub trait Linear: DecisionFunction {
+    /// The weights `w`.
+    fn weights(&self) -> &[f64];
+    /// The bias `b`.
+    fn bias(&self) -> f64;
+}
+
+/// A test-time attack: given the model, rewrites each test example (the labels stay).
+/// Randomised attacks draw only from `rng`, so a seed fixes the result bit for bit.
+pub trait TestTimeAttack<M: ?Sized> {
+    /// Short name (`greedy-delete`, …).
+    fn name(&self) -> &str;
+    /// The attacked copy of `data`.
+    fn attack(&self, model: &M, data: &Dataset, rng: &mut Rng) -> Result<Dataset>;
+}
+
+/// A training-time contamination: returns a corrupted training set (possibly with added
+/// examples) and the indices of the examples the adversary touched.
+pub trait Contamination {
+    /// Short name (`malicious`, `label-noise`, `rolr-outliers`, …).
+    fn name(&self) -> &str;
+    /// The contaminated data and the indices (into the returned set) of corrupted examples.
+    fn contaminate(&self, clean: &Dataset, rng: &mut Rng) -> Result<(Dataset, Vec<usize>)>;
+}

@@ -1,0 +1,23 @@
+#![doc = include_str!("../README.md")]
+
+pub mod csvfile;
+pub mod idx;
+mod labels;
+pub mod libsvm;
+pub mod mi;
+pub mod read;
+pub mod registry;
+pub mod scale;
+pub mod split;
+pub mod tasks;
+
+pub use csvfile::parse_csv;
+pub use idx::parse_idx;
+pub use libsvm::parse_libsvm;
+pub use mi::{max_threshold_mi, mutual_information_values};
+pub use registry::{
+    BUILTINS, Builtin, DATA_ENV, Format, Origin, builtin, data_dir, load, load_path,
+};
+pub use scale::{Scaler, ScalingKind};
+pub use split::{Split, k_fold, train_test, train_val_test};
+pub use tasks::{BinaryTask, all_pairs, binary_task, one_vs_rest};

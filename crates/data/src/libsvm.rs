@@ -1,0 +1,135 @@
+//! LIBSVM / svmlight text format: `label index:value index:value …`, 1-based strictly increasing
+//! indices, `#` comments. Labels ±1 or 0/1 give a binary data set; other labels a multiclass one.
+
+use bulwark_core::{
+    CsrMatrix, Dataset, Error, Features, Location, Result, Sign, Targets,
+    dataset::default_feature_names,
+};
+
+use crate::csvfile::truncate;
+use crate::labels::ClassIndex;
+
+/// Parses LIBSVM text. `n_features` fixes the dimension (indices beyond it are an error);
+/// otherwise it is the largest index seen.
+pub fn parse_libsvm(bytes: &[u8], source: &str, n_features: Option<usize>) -> Result<Dataset> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Error::input(Location::source(source), format!("not UTF-8 text: {e}")))?;
+    let mut indptr = vec![0usize];
+    let mut indices = Vec::new();
+    let mut values = Vec::new();
+    let mut raw_labels: Vec<String> = Vec::new();
+    let mut max_index = 0usize;
+    for (ln, line) in text.lines().enumerate() {
+        let line_no = ln + 1;
+        let content = line.split('#').next().unwrap_or("");
+        let mut tokens = content.split_ascii_whitespace().peekable();
+        let Some(label) = tokens.next() else { continue };
+        let col_of = |tok: &str| tok.as_ptr() as usize - line.as_ptr() as usize + 1;
+        if label.parse::<f64>().map_or(true, |v| !v.is_finite()) {
+            return Err(Error::input(
+                Location::source(source)
+                    .line(line_no)
+                    .column(1)
+                    .field("label"),
+                format!("expected a numeric label, found `{}`", truncate(label)),
+            ));
+        }
+        raw_labels.push(label.to_string());
+        let mut prev = 0usize;
+        for tok in tokens {
+            let loc = Location::source(source).line(line_no).column(col_of(tok));
+            let (i, v) = tok.split_once(':').ok_or_else(|| {
+                Error::input(
+                    loc.clone(),
+                    format!("expected `index:value`, found `{}`", truncate(tok)),
+                )
+            })?;
+            let idx: usize = i.parse().map_err(|_| {
+                Error::input(
+                    loc.clone(),
+                    format!("expected a positive integer index, found `{}`", truncate(i)),
+                )
+            })?;
+            if idx == 0 {
+                return Err(Error::input(
+                    loc,
+                    "feature index 0: LIBSVM indices are 1-based",
+                ));
+            }
+            if idx <= prev {
+                let what = if idx == prev { "duplicate" } else { "unsorted" };
+                return Err(Error::input(
+                    loc,
+                    format!(
+                        "{what} feature index {idx} after {prev}: indices must be strictly increasing"
+                    ),
+                ));
+            }
+            if let Some(n) = n_features
+                && idx > n
+            {
+                return Err(Error::input(
+                    loc,
+                    format!("feature index {idx} exceeds the declared {n} features"),
+                ));
+            }
+            let val: f64 = v.parse().map_err(|_| {
+                Error::input(
+                    loc.clone(),
+                    format!("expected a number, found `{}`", truncate(v)),
+                )
+            })?;
+            if !val.is_finite() {
+                return Err(Error::NonFinite {
+                    location: loc,
+                    value: v.to_string(),
+                });
+            }
+            prev = idx;
+            max_index = max_index.max(idx);
+            if val != 0.0 {
+                indices.push(idx - 1);
+                values.push(val);
+            }
+        }
+        indptr.push(indices.len());
+    }
+    if raw_labels.is_empty() {
+        return Err(Error::input(
+            Location::source(source),
+            "no examples (every line is empty or a comment)",
+        ));
+    }
+    let n = n_features.unwrap_or(max_index);
+    let m = raw_labels.len();
+    let x = CsrMatrix::try_new(m, n, indptr, indices, values)?;
+    let numeric: Vec<f64> = raw_labels
+        .iter()
+        .map(|s| s.parse().unwrap_or(f64::NAN))
+        .collect();
+    let binary: Option<Vec<Sign>> = numeric.iter().map(|&v| Sign::from_numeric(v)).collect();
+    let uses_both_conventions = numeric.contains(&0.0) && numeric.contains(&-1.0);
+    match binary {
+        Some(y) if !uses_both_conventions => {
+            let neg = if numeric.contains(&0.0) { "0" } else { "-1" };
+            Dataset::try_new(
+                source,
+                Features::Sparse(x),
+                Targets::Binary(y),
+                default_feature_names(n),
+                vec![neg.to_string(), "+1".to_string()],
+            )
+        }
+        _ => {
+            let classes = ClassIndex::from_names(&raw_labels);
+            let labels = raw_labels.iter().map(|l| classes.index(l)).collect();
+            Dataset::try_new(
+                source,
+                Features::Sparse(x),
+                Targets::Multiclass(labels),
+                default_feature_names(n),
+                classes.names(),
+            )
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! Loader tests: embedded sets, every set in $BULWARK_DATA against DATA.md, and every bad input.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use bulwark_core::{Error, Features};
+use bulwark_data::{
+    BinaryTask, Format, binary_task, load, load_path, parse_csv, parse_idx, parse_libsvm,
+};
+
+fn write(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.path().join(name);
+    std::fs::File::create(&p).unwrap().write_all(bytes).unwrap();
+    p
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+fn err_text(r: bulwark_core::Result<impl std::fmt::Debug>) -> String {
+    r.expect_err("expected an error").to_string()
+}
+
+#[test]
+fn embedded_sets_load_without_a_data_directory() {
+    let dir = tempfile::tempdir().unwrap(); // an empty data directory: must fall back to embedded
+    let (w, origin) = load("wdbc", Some(dir.path())).unwrap();
+    assert_eq!(origin, bulwark_data::Origin::Embedded);
+    assert_eq!((w.len(), w.n_features()), (569, 30));
+    assert_eq!(
+        w.class_counts().into_iter().collect::<Vec<_>>(),
+        vec![("benign".into(), 357), ("malignant".into(), 212)]
+    );
+    let (s, _) = load("spambase", Some(dir.path())).unwrap();
+    assert_eq!((s.len(), s.n_features()), (4601, 57));
+    assert_eq!(s.class_counts()["spam"], 1813);
+    let b = binary_task(&w, &BinaryTask::Natural).unwrap();
+    assert_eq!(b.class_names(), ["benign", "malignant"]);
+    assert_eq!(
+        b.binary_labels()
+            .unwrap()
+            .iter()
+            .filter(|s| **s == bulwark_core::Sign::Pos)
+            .count(),
+        212
+    );
+}
+
+/// Shapes and class counts of every data set in ../shared/data (DATA.md), when BULWARK_DATA is set.
+#[test]
+fn every_shared_data_set_matches_data_md() {
+    let Some(dir) = bulwark_data::data_dir(None) else {
+        eprintln!("BULWARK_DATA not set: skipping the shared-data loader test");
+        return;
+    };
+    let table: &[(&str, usize, usize, &[(&str, usize)])] = &[
+        ("wdbc", 569, 30, &[("benign", 357), ("malignant", 212)]),
+        ("spambase", 4601, 57, &[("nonspam", 2788), ("spam", 1813)]),
+        ("ionosphere", 351, 34, &[("good", 225), ("bad", 126)]),
+        ("pima", 768, 8, &[("neg", 500), ("pos", 268)]),
+        (
+            "splice",
+            3186,
+            180,
+            &[("n", 1654), ("ei", 767), ("ie", 765)],
+        ),
+        (
+            "wine",
+            178,
+            13,
+            &[("class_0", 59), ("class_1", 71), ("class_2", 48)],
+        ),
+        ("usps", 11000, 256, &[("0", 1100), ("5", 1100), ("9", 1100)]),
+        ("mnist10k", 10000, 784, &[]),
+    ];
+    for &(name, rows, cols, counts) in table {
+        let (d, origin) = load(name, Some(&dir)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            matches!(origin, bulwark_data::Origin::File(_)),
+            "{name} should come from the data directory"
+        );
+        assert_eq!((d.len(), d.n_features()), (rows, cols), "{name}");
+        let cc = d.class_counts();
+        for &(c, k) in counts {
+            assert_eq!(cc.get(c), Some(&k), "{name}: class {c}");
+        }
+        if name == "usps" {
+            assert_eq!(cc.len(), 10);
+            assert!(cc.values().all(|&k| k == 1100));
+        }
+        if name == "mnist10k" {
+            assert_eq!(cc.len(), 10);
+            assert_eq!(cc.values().sum::<usize>(), 10000);
+            // known MNIST test-set count of digit 1
+            assert_eq!(cc["1"], 1135);
+        }
+    }
+}
+
+#[test]
+fn csv_bad_inputs_name_file_line_column() {
+    let dir = tempfile::tempdir().unwrap();
+    // missing file
+    let e = load_path(&dir.path().join("nope.csv"), None).unwrap_err();
+    assert!(matches!(e, Error::NotFound { .. }), "{e}");
+    // empty file
+    let p = write(&dir, "empty.csv", b"");
+    let e = err_text(load_path(&p, None));
+    assert!(e.contains("empty.csv") && e.contains("empty"), "{e}");
+    // ragged row
+    let e = err_text(parse_csv(b"label,a,b\nx,1,2\ny,3\n", "r.csv"));
+    assert!(e.contains("r.csv:3") && e.contains("ragged"), "{e}");
+    // non-numeric cell
+    let e = err_text(parse_csv(b"label,a,b\nx,1,2\ny,3,abc\n", "n.csv"));
+    assert!(
+        e.contains("n.csv:3:3") && e.contains("field `b`") && e.contains("abc"),
+        "{e}"
+    );
+    // NaN and Inf
+    for bad in ["NaN", "inf", "-Infinity"] {
+        let text = format!("label,a\nx,1\ny,{bad}\n");
+        let e = parse_csv(text.as_bytes(), "f.csv").unwrap_err();
+        assert!(matches!(e, Error::NonFinite { .. }), "{bad}: {e}");
+        assert!(e.to_string().contains("f.csv:3:2"), "{e}");
+    }
+    // no label column
+    let e = err_text(parse_csv(b"class,a\nx,1\n", "h.csv"));
+    assert!(
+        e.contains("h.csv:1") && e.contains("no `label` column"),
+        "{e}"
+    );
+    // header only
+    let e = err_text(parse_csv(b"label,a\n", "e.csv"));
+    assert!(e.contains("no data rows"), "{e}");
+    // truncated gzip
+    let gz = gzip(b"label,a\nx,1\ny,2\n");
+    let p = write(&dir, "t.csv.gz", &gz[..gz.len() / 2]);
+    let e = err_text(load_path(&p, None));
+    assert!(e.contains("t.csv.gz") && e.contains("gzip"), "{e}");
+    // unknown format
+    let p = write(&dir, "x.weird", b"label\n1\n");
+    assert!(err_text(load_path(&p, None)).contains("unknown file format"));
+}
+
+#[test]
+fn gzip_and_plain_csv_agree() {
+    let text = b"label,a,b\nspam,1,2\nham,3,4.5\n";
+    let dir = tempfile::tempdir().unwrap();
+    let a = load_path(&write(&dir, "a.csv", text), None).unwrap();
+    let b = load_path(&write(&dir, "b.csv.gz", &gzip(text)), None).unwrap();
+    assert_eq!(a.features(), b.features());
+    assert_eq!(a.class_names(), ["ham", "spam"]);
+}
+
+#[test]
+fn single_class_in_a_binary_task() {
+    let d = parse_csv(b"label,a\nx,1\nx,2\n", "one.csv").unwrap();
+    let e = binary_task(&d, &BinaryTask::Natural).unwrap_err();
+    // one class only: not a 2-class set, and a positive class gives a single-class task
+    assert!(e.to_string().contains("one.csv"), "{e}");
+    let e = binary_task(&d, &BinaryTask::Positive("x".into())).unwrap_err();
+    assert!(matches!(e, Error::SingleClass { .. }), "{e}");
+    let e = binary_task(&d, &BinaryTask::Positive("zzz".into())).unwrap_err();
+    assert!(e.to_string().contains("zzz"), "{e}");
+}
+
+#[test]
+fn libsvm_parsing_and_errors() {
+    let d = parse_libsvm(b"+1 1:0.5 3:2\n-1 2:1 # comment\n\n+1\n", "s.svm", None).unwrap();
+    assert_eq!((d.len(), d.n_features()), (3, 3));
+    assert!(d.is_binary());
+    assert!(matches!(d.features(), Features::Sparse(_)));
+    let d01 = parse_libsvm(b"1 1:1\n0 2:1\n", "z.svm", None).unwrap();
+    assert_eq!(d01.class_names(), ["0", "+1"]);
+    let multi = parse_libsvm(b"3 1:1\n7 2:1\n5 1:2\n", "m.svm", None).unwrap();
+    assert_eq!(multi.class_names(), ["3", "5", "7"]);
+
+    let e = err_text(parse_libsvm(b"+1 1:1\n-1 0:2\n", "z.svm", None));
+    assert!(e.contains("z.svm:2:4") && e.contains("index 0"), "{e}");
+    let e = err_text(parse_libsvm(b"+1 3:1 2:1\n", "u.svm", None));
+    assert!(e.contains("u.svm:1:8") && e.contains("unsorted"), "{e}");
+    let e = err_text(parse_libsvm(b"+1 2:1 2:1\n", "d.svm", None));
+    assert!(e.contains("d.svm:1") && e.contains("duplicate"), "{e}");
+    let e = err_text(parse_libsvm(b"+1 2:x\n", "v.svm", None));
+    assert!(e.contains("v.svm:1:4") && e.contains("`x`"), "{e}");
+    let e = err_text(parse_libsvm(b"+1 2\n", "c.svm", None));
+    assert!(e.contains("index:value"), "{e}");
+    let e = err_text(parse_libsvm(b"yes 2:1\n", "l.svm", None));
+    assert!(e.contains("l.svm:1:1") && e.contains("label"), "{e}");
+    let e = parse_libsvm(b"+1 2:nan\n", "n.svm", None).unwrap_err();
+    assert!(matches!(e, Error::NonFinite { .. }), "{e}");
+    let e = err_text(parse_libsvm(b"+1 5:1\n", "k.svm", Some(3)));
+    assert!(e.contains("exceeds"), "{e}");
+    let e = err_text(parse_libsvm(b"# only comments\n", "o.svm", None));
+    assert!(e.contains("no examples"), "{e}");
+    assert_eq!(
+        Format::from_path(std::path::Path::new("a.libsvm.gz")),
+        Some(Format::Libsvm)
+    );
+}
+
+fn idx_images(count: u32, rows: u32, cols: u32, pixels: &[u8]) -> Vec<u8> {
+    let mut v = vec![0, 0, 8, 3];
+    for d in [count, rows, cols] {
+        v.extend_from_slice(&d.to_be_bytes());
+    }
+    v.extend_from_slice(pixels);
+    v
+}
+
+fn idx_labels(labels: &[u8]) -> Vec<u8> {
+    let mut v = vec![0, 0, 8, 1];
+    v.extend_from_slice(&(labels.len() as u32).to_be_bytes());
+    v.extend_from_slice(labels);
+    v
+}
+
+#[test]
+fn idx_parsing_and_errors() {
+    let img = idx_images(2, 2, 2, &[0, 255, 1, 2, 3, 4, 5, 6]);
+    let d = parse_idx(&img, "i", &idx_labels(&[7, 1]), "l").unwrap();
+    assert_eq!((d.len(), d.n_features()), (2, 4));
+    assert_eq!(d.n_classes(), 8);
+    assert_eq!(d.targets().class_index(0), 7);
+
+    let mut bad_magic = img.clone();
+    bad_magic[3] = 9;
+    let e = err_text(parse_idx(&bad_magic, "imgs", &idx_labels(&[7, 1]), "l"));
+    assert!(e.contains("imgs") && e.contains("magic"), "{e}");
+    let e = err_text(parse_idx(
+        &img[..img.len() - 1],
+        "imgs",
+        &idx_labels(&[7, 1]),
+        "l",
+    ));
+    assert!(e.contains("shape mismatch"), "{e}");
+    let e = err_text(parse_idx(&img, "imgs", &idx_labels(&[7]), "labs"));
+    assert!(
+        e.contains("labs") && e.contains("1 labels for 2 images"),
+        "{e}"
+    );
+    let e = err_text(parse_idx(&img[..10], "imgs", &idx_labels(&[7]), "labs"));
+    assert!(e.contains("truncated"), "{e}");
+
+    // through the file loader: gzip images with the labels file beside them
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(&dir, "t10k-images-idx3-ubyte.gz", &gzip(&img));
+    write(
+        &dir,
+        "t10k-labels-idx1-ubyte.gz",
+        &gzip(&idx_labels(&[7, 1])),
+    );
+    assert_eq!(load_path(&p, None).unwrap().len(), 2);
+    let lonely = write(&dir, "other-images-idx3-ubyte", &img);
+    assert!(matches!(
+        load_path(&lonely, None),
+        Err(Error::NotFound { .. })
+    ));
+}
+
+#[test]
+fn unknown_names_and_missing_builtins() {
+    let e = load("mnist70k", None).unwrap_err();
+    assert!(matches!(e, Error::UnknownDataset { .. }), "{e}");
+    assert!(e.to_string().contains("wdbc, spambase"), "{e}");
+    let empty = tempfile::tempdir().unwrap();
+    let e = load("usps", Some(empty.path())).unwrap_err();
+    assert!(matches!(e, Error::NotFound { .. }), "{e}");
+    assert!(e.to_string().contains("usps/usps_1100.csv.gz"), "{e}");
+}

@@ -1,0 +1,3 @@
+//! Bulwark facade crate.
+pub use bulwark_core as core;
+pub use bulwark_data as data;
