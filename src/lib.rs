@@ -1,3 +1,4 @@
-//! Bulwark facade crate.
+#![doc = include_str!("../README.md")]
+
 pub use bulwark_core as core;
 pub use bulwark_data as data;

@@ -1,1 +1,73 @@
-fn main() {}
+//! `cargo xtask <command>` — Bulwark's automation, in Rust rather than shell scripts.
+//!
+//! - `ci`: what `.ci/run` does — `cargo fmt --check`, clippy with warnings denied, the tests;
+//! - `tidy`: repository rules — every crate has a `description`, a README whose first paragraph
+//!   states its purpose, `#![doc = include_str!("../README.md")]` in library crates, and no
+//!   `println!`/`eprintln!` in library code (only binaries print). Also runs under `cargo test`.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod tidy;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const USAGE: &str = "usage: cargo xtask <ci|tidy>\n  ci    fmt --check, clippy -D warnings, cargo test --workspace\n  tidy  check repository rules (descriptions, READMEs, no printing in libraries)";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("tidy") => {
+            tidy::run(&project_root()).map(|n| println!("tidy: {n} crates checked, all rules hold"))
+        }
+        Some("-h" | "--help") | None => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The workspace root (the parent of this crate's manifest directory).
+pub fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+fn cargo(args: &[&str]) -> Result<(), String> {
+    println!("$ cargo {}", args.join(" "));
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(args)
+        .current_dir(project_root())
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
+
+fn ci() -> Result<(), String> {
+    tidy::run(&project_root())?;
+    cargo(&["fmt", "--all", "--", "--check"])?;
+    cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    cargo(&["test", "--workspace"])
+}

@@ -1,9 +1,4 @@
-//! The `bulwark` command line, as a library so that tests and the xtask can drive it.
-//!
-//! Two stages, as in ripgrep: [`args`] holds the raw clap definitions (validated values only);
-//! each module under `commands` turns them into typed configuration and runs it. Every command
-//! writes to the `Write` it is given; errors propagate to `main`, which prints one line and
-//! exits with status 2.
+#![doc = include_str!("../README.md")]
 
 pub mod args;
 mod commands;

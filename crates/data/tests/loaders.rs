@@ -56,7 +56,8 @@ fn every_shared_data_set_matches_data_md() {
         eprintln!("BULWARK_DATA not set: skipping the shared-data loader test");
         return;
     };
-    let table: &[(&str, usize, usize, &[(&str, usize)])] = &[
+    type Expected = (&'static str, usize, usize, &'static [(&'static str, usize)]);
+    let table: &[Expected] = &[
         ("wdbc", 569, 30, &[("benign", 357), ("malignant", 212)]),
         ("spambase", 4601, 57, &[("nonspam", 2788), ("spam", 1813)]),
         ("ionosphere", 351, 34, &[("good", 225), ("bad", 126)]),
