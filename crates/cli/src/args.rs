@@ -23,6 +23,14 @@ pub enum Command {
     /// Inspect data sets.
     #[command(subcommand)]
     Data(DataCommand),
+    /// Solve linear programs.
+    #[command(subcommand)]
+    Lp(LpCommand),
+    /// Train a classifier and write the model file (JSON).
+    #[command(
+        after_help = "Examples:\n  bulwark train --algo lp --data wdbc --scale minmax --budget 5 --C 1 --values mi --out wdbc.json\n  bulwark train --algo lp --data mnist10k --pair 3,8 --scale minmax --budget 50 --values mi --out m38.json --json"
+    )]
+    Train(TrainArgs),
     /// A short end-to-end demonstration on the embedded wdbc data (no data directory needed).
     #[command(after_help = "Example:\n  bulwark demo --budget 3 --seed 1")]
     Demo(DemoArgs),
@@ -60,4 +68,121 @@ pub struct DemoArgs {
     /// Print a JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `bulwark lp …`
+#[derive(Debug, Subcommand)]
+pub enum LpCommand {
+    /// Solve an LP in free MPS format with the interior-point engine.
+    #[command(
+        after_help = "Examples:\n  bulwark lp solve afiro.mps\n  bulwark lp solve greenbea.mps --json --time-limit 600"
+    )]
+    Solve(LpSolveArgs),
+}
+
+/// `bulwark lp solve`
+#[derive(Debug, Args)]
+pub struct LpSolveArgs {
+    /// The MPS file (free format; .mps or .mps.gz).
+    pub file: PathBuf,
+    /// Print a JSON object (status, objective, iterations, seconds, residuals, gap).
+    #[arg(long)]
+    pub json: bool,
+    /// Print the iteration log to stderr.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Relative feasibility and gap tolerance.
+    #[arg(long, default_value_t = 1e-8, value_parser = positive_f64)]
+    pub tolerance: f64,
+    /// Iteration limit.
+    #[arg(long, default_value_t = 200)]
+    pub max_iter: u32,
+    /// Wall-clock limit in seconds.
+    #[arg(long, value_parser = positive_f64)]
+    pub time_limit: Option<f64>,
+}
+
+/// Learning algorithms of `bulwark train`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Algo {
+    /// The DSX robust LP (4), structured interior-point solver.
+    Lp,
+}
+
+/// Feature scaling fitted on the training data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScaleArg {
+    /// Affine map of each feature's training range onto [-1, 1] (max-abs for sparse data).
+    Minmax,
+    /// Zero mean, unit variance (dense data).
+    Standard,
+}
+
+/// LP backends selectable from the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendArg {
+    /// Block-arrow normal equations (DSX §2.3).
+    Structured,
+    /// Generic sparse LDLᵀ.
+    GenericSparse,
+    /// Dense (tiny problems).
+    Dense,
+}
+
+/// `bulwark train`
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// Learning algorithm.
+    #[arg(long, value_enum)]
+    pub algo: Algo,
+    /// Training data: a built-in name or a file.
+    #[arg(long)]
+    pub data: String,
+    /// Binary task from two classes A,B (A becomes +1).
+    #[arg(long, value_name = "A,B", conflicts_with = "positive")]
+    pub pair: Option<String>,
+    /// Binary task: this class is +1, all others -1.
+    #[arg(long, value_name = "CLASS")]
+    pub positive: Option<String>,
+    /// Deletion budget N (0 <= N < total feature value).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub budget: f64,
+    /// Box radius C (|w_j| <= C).
+    #[arg(long = "C", default_value_t = 1.0, allow_negative_numbers = true)]
+    pub c: f64,
+    /// Feature values: uniform, mi (mutual information, DSX §4.2, on the training data) or a
+    /// file with one value per line.
+    #[arg(long, default_value = "uniform")]
+    pub values: String,
+    /// Scale features (fitted on the training data and stored in the model file). Without it
+    /// the data are used exactly as given.
+    #[arg(long, value_enum)]
+    pub scale: Option<ScaleArg>,
+    /// Output model file (JSON).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// LP backend.
+    #[arg(long, value_enum, default_value = "structured")]
+    pub backend: BackendArg,
+    /// ICML 2008 bagging: solve on K seeded chunks and average.
+    #[arg(long, value_name = "K")]
+    pub chunks: Option<usize>,
+    /// Seed for random choices (chunks).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Solver tolerance.
+    #[arg(long, default_value_t = 1e-8, value_parser = positive_f64)]
+    pub tolerance: f64,
+    /// Print a JSON object (objective, iterations, seconds, …).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn positive_f64(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("`{s}` must be a finite number > 0"))
+    }
 }

@@ -1,0 +1,27 @@
+#![doc = include_str!("../README.md")]
+
+pub mod attack;
+pub mod budget;
+pub mod contaminate;
+pub mod eval;
+pub mod knapsack;
+pub mod noise;
+pub mod sample;
+
+pub use attack::{
+    Attack, AttackKind, AttackOutcome, BudgetedAttack, CorruptionStats, ExactDelete, GreedyCorrupt,
+    GreedyDelete, RandomDelete,
+};
+pub use budget::AttackBudget;
+pub use contaminate::{
+    LabelNoise, LabelNoiseMode, MaliciousAdversary, MaliciousNoise, RolrOutliers,
+    orthogonal_directions,
+};
+pub use eval::{
+    Certificate, CertifyOptions, CurvePoint, DecidedBy, EvalReport, ExampleCertificate, Verdict,
+    attacked_dataset, certify, certify_curve, certify_with, error_vs_budget, evaluate,
+    evaluate_attack,
+};
+pub use knapsack::{DEFAULT_NODE_LIMIT, Deletion, Item, Method, Solution};
+pub use noise::{CloudDirection, GaussianCloud, UniformNoise};
+pub use sample::{Distribution, halfspace_data, random_unit_vector, standard_normal};

@@ -1,0 +1,35 @@
+//! Errors of the DSX LP classifier.
+
+/// What can go wrong training the DSX LP classifier.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeletionError {
+    /// Bad data or hyper-parameters (names the parameter / location).
+    #[error(transparent)]
+    Core(#[from] bulwark_core::Error),
+    /// The LP engine failed before producing a status.
+    #[error(transparent)]
+    Lp(#[from] bulwark_lp::LpError),
+    /// The structured linear algebra rejected its input.
+    #[error(transparent)]
+    Linalg(#[from] bulwark_linalg::LinalgError),
+    /// The LP was not solved to optimality (status and figures reported, no model returned).
+    #[error(
+        "LP (4) not solved: status {status} after {iterations} iterations (primal residual {primal_residual:.2e}, dual residual {dual_residual:.2e}, gap {gap:.2e})"
+    )]
+    NotSolved {
+        /// Final solver status string.
+        status: String,
+        /// Iterations performed.
+        iterations: u32,
+        /// Relative primal residual.
+        primal_residual: f64,
+        /// Relative dual residual.
+        dual_residual: f64,
+        /// Relative gap.
+        gap: f64,
+    },
+}
+
+/// Crate-local result.
+pub type Result<T, E = DeletionError> = std::result::Result<T, E>;

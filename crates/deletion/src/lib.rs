@@ -1,0 +1,12 @@
+#![doc = include_str!("../README.md")]
+
+pub mod backend;
+pub mod error;
+pub mod layout;
+pub mod oracle;
+pub mod params;
+
+pub use backend::StructuredBackend;
+pub use error::{DeletionError, Result};
+pub use layout::Lp4;
+pub use params::{DsxLp, DsxLpParams, LpBackend, SolveDiagnostics, Values};

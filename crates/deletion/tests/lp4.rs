@@ -1,0 +1,301 @@
+//! DSX LP (4): cross-checks between the structured backend, the generic sparse backend and
+//! clarabel; the objective equals the closed-form mean worst-case loss on every solve; Theorem 1
+//! against the enumerated LP (3); bad input.
+
+use bulwark_core::{
+    Classifier, CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, Sign,
+};
+use bulwark_deletion::oracle::solve_lp3;
+use bulwark_deletion::{DeletionError, DsxLpParams, Lp4, LpBackend, Values};
+use bulwark_lp::LpProblem;
+use clarabel::algebra::CscMatrix as ClCsc;
+use clarabel::solver::{
+    DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,
+};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+
+/// Solves any `bulwark_lp::LpProblem` (rows `l ≤ Ax ≤ u`, bounds `l ≤ x ≤ u`) with clarabel.
+fn clarabel_objective(p: &LpProblem) -> f64 {
+    let (m, n) = (p.num_rows(), p.num_vars());
+    let a = p.matrix();
+    // build rows of the clarabel form  G x + s = h, s ≥ 0
+    let mut trip: Vec<(usize, usize, f64)> = Vec::new();
+    let mut h = Vec::new();
+    let mut r = 0;
+    let cols: Vec<Vec<(usize, f64)>> = {
+        let mut rows_of = vec![Vec::new(); m];
+        for j in 0..n {
+            for k in a.col_ptr[j]..a.col_ptr[j + 1] {
+                rows_of[a.row_idx[k]].push((j, a.values[k]));
+            }
+        }
+        rows_of
+    };
+    for i in 0..m {
+        let (lo, up) = (p.row_lower()[i], p.row_upper()[i]);
+        if lo.is_finite() {
+            cols[i].iter().for_each(|&(j, v)| trip.push((r, j, -v)));
+            h.push(-lo);
+            r += 1;
+        }
+        if up.is_finite() {
+            cols[i].iter().for_each(|&(j, v)| trip.push((r, j, v)));
+            h.push(up);
+            r += 1;
+        }
+    }
+    for j in 0..n {
+        let (lo, up) = (p.col_lower()[j], p.col_upper()[j]);
+        if lo.is_finite() {
+            trip.push((r, j, -1.0));
+            h.push(-lo);
+            r += 1;
+        }
+        if up.is_finite() {
+            trip.push((r, j, 1.0));
+            h.push(up);
+            r += 1;
+        }
+    }
+    trip.sort_by_key(|&(i, j, _)| (j, i));
+    let mut colptr = vec![0usize; n + 1];
+    trip.iter().for_each(|&(_, j, _)| colptr[j + 1] += 1);
+    for j in 0..n {
+        colptr[j + 1] += colptr[j];
+    }
+    let g = ClCsc::new(
+        r,
+        n,
+        colptr,
+        trip.iter().map(|t| t.0).collect(),
+        trip.iter().map(|t| t.2).collect(),
+    );
+    let q = p.objective().to_vec();
+    let settings = DefaultSettingsBuilder::default()
+        .verbose(false)
+        .tol_gap_abs(1e-10)
+        .tol_gap_rel(1e-10)
+        .tol_feas(1e-10)
+        .max_iter(500)
+        .build()
+        .unwrap();
+    let mut s = DefaultSolver::new(
+        &ClCsc::zeros((n, n)),
+        &q,
+        &g,
+        &h,
+        &[SupportedConeT::NonnegativeConeT(r)],
+        settings,
+    )
+    .unwrap();
+    s.solve();
+    assert!(
+        matches!(
+            s.solution.status,
+            SolverStatus::Solved | SolverStatus::AlmostSolved
+        ),
+        "{:?}",
+        s.solution.status
+    );
+    s.solution.obj_val + p.offset()
+}
+
+fn random_data(m: usize, n: usize, density: f64, seed: u64, sparse: bool) -> Dataset {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let w: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mut x = vec![0.0; m * n];
+    let mut y = Vec::with_capacity(m);
+    for i in 0..m {
+        for j in 0..n {
+            if rng.random_bool(density) {
+                x[i * n + j] = rng.random_range(-1.0..1.0);
+            }
+        }
+        let s: f64 =
+            (0..n).map(|j| x[i * n + j] * w[j]).sum::<f64>() + 0.4 * rng.random_range(-1.0..1.0);
+        y.push(if s > 0.0 { Sign::Pos } else { Sign::Neg });
+    }
+    y[0] = Sign::Pos;
+    y[1] = Sign::Neg;
+    let d = DenseMatrix::try_new(m, n, x).unwrap();
+    let f = if sparse {
+        Features::Sparse(CsrMatrix::from_dense(&d))
+    } else {
+        Features::Dense(d)
+    };
+    Dataset::binary("random", f, y).unwrap()
+}
+
+fn fit(
+    data: &Dataset,
+    budget: f64,
+    c: f64,
+    values: &Values,
+    backend: LpBackend,
+) -> (f64, f64, Vec<f64>, f64) {
+    let f = DsxLpParams::new()
+        .budget(budget)
+        .c(c)
+        .values(values.clone())
+        .backend(backend)
+        .fit(data)
+        .unwrap_or_else(|e| panic!("{backend:?}: {e}"));
+    let obj = f.report.objective.unwrap();
+    let closed = f.report.details["closed_form_objective"];
+    // the LP objective is the mean closed-form worst-case deletion loss at (w, b), on every solve
+    assert!(
+        (obj - closed).abs() <= 1e-6 * (1.0 + obj.abs()),
+        "{backend:?}: LP {obj} vs closed form {closed}"
+    );
+    assert!(f.model.max_abs_weight() <= c * (1.0 + 1e-12));
+    (obj, closed, f.model.weights, f.model.bias)
+}
+
+#[test]
+fn backends_and_clarabel_agree_on_random_instances() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    for case in 0..12 {
+        let m = rng.random_range(8..40);
+        let n = rng.random_range(1..9);
+        let sparse = case % 2 == 1;
+        let density = if sparse { 0.5 } else { 1.0 };
+        let data = random_data(m, n, density, case, sparse);
+        let general = case % 3 != 0;
+        let v: Vec<f64> = if general {
+            (0..n).map(|_| rng.random_range(0.0..2.0)).collect()
+        } else {
+            vec![1.0; n]
+        };
+        let total: f64 = v.iter().sum();
+        // N near 0, in the middle, and near V([n])
+        let frac = [0.0, 0.5, 0.97][case as usize % 3];
+        let budget = frac * total;
+        let c = [0.5, 1.0, 3.0][case as usize % 3];
+        let values = Values::Given(v.clone());
+        let (s, _, _, _) = fit(&data, budget, c, &values, LpBackend::Structured);
+        let (g, _, _, _) = fit(&data, budget, c, &values, LpBackend::GenericSparse);
+        let fb = FeatureBudget::try_new(v, budget).unwrap();
+        let problem = Lp4::new(&data, &fb, c).unwrap().build().unwrap();
+        let cl = clarabel_objective(&problem);
+        let tol = 1e-6 * (1.0 + cl.abs());
+        assert!(
+            (s - cl).abs() <= tol,
+            "case {case}: structured {s} vs clarabel {cl}"
+        );
+        assert!(
+            (g - cl).abs() <= tol,
+            "case {case}: generic {g} vs clarabel {cl}"
+        );
+    }
+}
+
+#[test]
+fn sparse_reduction_leaves_the_optimum_unchanged() {
+    // the same data stored dense (every feature in S_i) and CSR (only non-zeros) give one optimum
+    let dense = random_data(30, 6, 0.4, 5, false);
+    let sparse = random_data(30, 6, 0.4, 5, true);
+    let v = Values::Given(vec![0.5, 1.0, 1.5, 0.0, 1.0, 2.0]);
+    let (a, ..) = fit(&dense, 2.3, 1.0, &v, LpBackend::Structured);
+    let (b, ..) = fit(&sparse, 2.3, 1.0, &v, LpBackend::Structured);
+    assert!((a - b).abs() < 1e-6 * (1.0 + a), "{a} vs {b}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// DSX Theorem 1: value(4) ≥ value(3); equal for v ∈ {0,1} and integer N; otherwise
+    /// value(4) − value(3) ≤ C (with ‖x_i‖∞ ≤ 1).
+    #[test]
+    fn theorem_1_against_the_enumerated_lp3(
+        seed in 0u64..10_000,
+        m in 4usize..10,
+        n in 1usize..6,
+        integral in any::<bool>(),
+        frac in 0.0f64..0.95,
+        c in 0.2f64..3.0,
+    ) {
+        let data = random_data(m, n, 0.8, seed, false);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 77);
+        let v: Vec<f64> = if integral {
+            (0..n).map(|_| if rng.random_bool(0.8) { 1.0 } else { 0.0 }).collect()
+        } else {
+            (0..n).map(|_| rng.random_range(0.1..2.0)).collect()
+        };
+        let total: f64 = v.iter().sum();
+        prop_assume!(total >= 1.0);
+        let budget = if integral { (frac * total).floor().min(total - 1.0) } else { frac * total };
+        let fb = FeatureBudget::try_new(v.clone(), budget).unwrap();
+        let lp3 = solve_lp3(&data, &fb, c).unwrap();
+        let (lp4, ..) = fit(&data, budget, c, &Values::Given(v), LpBackend::Structured);
+        let tol = 1e-6 * (1.0 + lp3.value.abs());
+        prop_assert!(lp4 >= lp3.value - tol, "value(4) {} < value(3) {}", lp4, lp3.value);
+        if integral {
+            prop_assert!((lp4 - lp3.value).abs() <= tol, "integral case: value(4) {} != value(3) {}", lp4, lp3.value);
+        } else {
+            prop_assert!(lp4 - lp3.value <= c + tol, "gap {} > C = {}", lp4 - lp3.value, c);
+        }
+    }
+}
+
+#[test]
+fn bagging_averages_chunk_models() {
+    let data = random_data(60, 5, 1.0, 3, false);
+    let f = DsxLpParams::new()
+        .budget(1.0)
+        .c(1.0)
+        .chunks(Some(3))
+        .seed(4)
+        .fit(&data)
+        .unwrap();
+    assert_eq!(f.report.details["lps"], 3.0);
+    assert!(f.model.error_rate(&data).unwrap() < 0.3);
+    let again = DsxLpParams::new()
+        .budget(1.0)
+        .c(1.0)
+        .chunks(Some(3))
+        .seed(4)
+        .fit(&data)
+        .unwrap();
+    assert_eq!(f.model, again.model);
+    assert!(DsxLpParams::new().chunks(Some(0)).fit(&data).is_err());
+    assert!(DsxLpParams::new().chunks(Some(1000)).fit(&data).is_err());
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    let data = random_data(10, 3, 1.0, 1, false);
+    let check = |p: DsxLpParams, needle: &str| {
+        let e = p.fit(&data).unwrap_err();
+        assert!(matches!(e, DeletionError::Core(_)), "{e}");
+        assert!(
+            e.to_string().contains(needle),
+            "expected `{needle}` in `{e}`"
+        );
+    };
+    check(DsxLpParams::new().budget(-1.0), "budget");
+    check(DsxLpParams::new().budget(3.0), "budget"); // N = V([n])
+    check(DsxLpParams::new().budget(f64::NAN), "budget");
+    check(DsxLpParams::new().c(0.0), "C");
+    check(DsxLpParams::new().c(f64::INFINITY), "C");
+    check(
+        DsxLpParams::new().values(Values::Given(vec![1.0, -1.0, 1.0])),
+        "values[2]",
+    );
+    check(
+        DsxLpParams::new().values(Values::Given(vec![1.0, f64::NAN, 1.0])),
+        "values[2]",
+    );
+    check(
+        DsxLpParams::new().values(Values::Given(vec![1.0, 1.0])),
+        "feature values",
+    );
+    let one_class = Dataset::binary(
+        "one",
+        DenseMatrix::try_new(2, 1, vec![1.0, 2.0]).unwrap(),
+        vec![Sign::Pos; 2],
+    )
+    .unwrap();
+    let e = DsxLpParams::new().budget(0.0).fit(&one_class).unwrap_err();
+    assert!(e.to_string().contains("both classes"), "{e}");
+}

@@ -1,0 +1,1376 @@
+//! The block-arrow normal-equations solver for DSX LP (4) in natural inequality form
+//! (DSX eqs. (14)–(21), closed form of `dsx-normal-equations.md`).
+//!
+//! See the crate README for the algebra, the flop counts and the variable ordering.
+
+// `!(x > 0.0)` is used on purpose: it is also true for NaN, which must be rejected.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
+use core::ops::Range;
+
+use faer::linalg::cholesky::llt::factor::{
+    LltError, LltParams, LltRegularization, cholesky_in_place, cholesky_in_place_scratch,
+};
+use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri_matmul};
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
+use faer::prelude::ReborrowMut;
+use faer::{Accum, MatMut, MatRef, Par};
+
+use crate::error::{Block, LinalgError, Result, check_finite, check_len, check_nonneg};
+
+/// The examples `x_i` (rows of `X`), borrowed.
+#[derive(Debug, Clone, Copy)]
+pub enum RowsRef<'a> {
+    /// Dense row-major `m × n` matrix. **Every** feature is in the support of every row
+    /// (`S_i = {0..n}`, no sparse reduction: this is LP (4) as printed). Pass CSR to get the
+    /// reduction to the non-zeros.
+    Dense {
+        /// Row-major values, length `m·n`.
+        data: &'a [f64],
+        /// Number of examples.
+        m: usize,
+        /// Number of features.
+        n: usize,
+    },
+    /// Compressed sparse rows. `S_i` is the set of **stored** columns of row `i` (explicit zeros
+    /// count as in the support). Column indices must be strictly increasing within a row.
+    Csr {
+        /// Row pointers, length `m + 1`, `indptr[0] = 0`, non-decreasing.
+        indptr: &'a [usize],
+        /// Column indices, length `indptr[m]`.
+        indices: &'a [usize],
+        /// Values, length `indptr[m]`.
+        values: &'a [f64],
+        /// Number of features.
+        n: usize,
+    },
+}
+
+/// The positive scalings of one IPM iteration. `H = Gᵀ diag(θ, φ) G + diag(ω, ω_b, σ, ρ, κ)`.
+///
+/// Per-non-zero slices (`phi`, `sigma`) follow the storage order of the rows: example by example,
+/// increasing column inside an example (for dense rows: `i·n + j`).
+#[derive(Debug, Clone, Copy)]
+pub struct DsxScalings<'a> {
+    /// `θ_i`, row `a_i` (length `m`, `≥ 0`).
+    pub theta: &'a [f64],
+    /// `φ_ij`, row `b_ij` (length `nnz`, `≥ 0`).
+    pub phi: &'a [f64],
+    /// `ω_j`, variable `w_j` (length `n`, `≥ 0`).
+    pub w_diag: &'a [f64],
+    /// `ω_b`, variable `b` (`≥ 0`, may be exactly 0: `b` is free).
+    pub b_diag: f64,
+    /// `σ_ij`, variable `α_ij` (length `nnz`, `> 0`, or `≥ 0` with static regularisation).
+    pub sigma: &'a [f64],
+    /// `ρ_i`, variable `λ_i` (length `m`).
+    pub rho: &'a [f64],
+    /// `κ_i`, variable `ξ_i` (length `m`).
+    pub kappa: &'a [f64],
+}
+
+/// How the Schur complement `Σ_i (τ_i r2_i r2_iᵀ − r1_i r1_iᵀ / s_i)` is accumulated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SchurKernel {
+    /// Dense GEMM for dense rows; for CSR rows, the sparse kernel when
+    /// `Σ_i |S_i|² · 6 < m (n+1)²` (the scatter kernel runs about 6× below GEMM's flop rate).
+    #[default]
+    Auto,
+    /// Stack `chunk_rows` examples into dense `(n+1) × chunk` blocks `G1, G2` and update the
+    /// lower triangle of `S` with faer's triangular matmul (BLAS-3): `2 m (n+1)²` flops.
+    DenseGemm,
+    /// Scatter each example's two rank-one terms into `S` over its support only:
+    /// `2 Σ_i |S_i|(|S_i|+1)` flops.
+    SparseScatter,
+}
+
+/// Dynamic regularisation of the pivots of `S` (faer's `LltRegularization`, with a relative
+/// threshold).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DynamicRegularization {
+    /// Pivots below `epsilon · max_j S_jj` are replaced... (`0 < epsilon < delta`)
+    pub epsilon: f64,
+    /// ...by `delta · max_j S_jj`.
+    pub delta: f64,
+}
+
+/// Settings of [`DsxSystem`]. All fields have documented defaults ([`Default`]).
+#[derive(Debug, Clone, Copy)]
+pub struct DsxSettings {
+    /// Static regularisation `δ ≥ 0` added to every variable-diagonal entry when factoring
+    /// (default 0). [`DsxSystem::apply`] and [`DsxSystem::solve_refined`] use the exact
+    /// (unregularised) operator, so refinement removes the bias.
+    pub static_regularization: f64,
+    /// Dynamic regularisation of `S` (default `None`: a non-positive pivot is a
+    /// [`LinalgError::NotPositiveDefinite`]).
+    pub dynamic_regularization: Option<DynamicRegularization>,
+    /// Parallelism of the BLAS-3 Schur update and of the dense Cholesky of `S`
+    /// (default `Par::Seq`; `Par::rayon(2)` measured in the README).
+    pub par: Par,
+    /// Kernel for the Schur complement (default [`SchurKernel::Auto`]).
+    pub kernel: SchurKernel,
+    /// Examples per dense GEMM block (default 256; memory `2 (n+1) · chunk_rows` doubles).
+    pub chunk_rows: usize,
+}
+
+impl Default for DsxSettings {
+    fn default() -> Self {
+        Self {
+            static_regularization: 0.0,
+            dynamic_regularization: None,
+            par: Par::Seq,
+            kernel: SchurKernel::Auto,
+            chunk_rows: 256,
+        }
+    }
+}
+
+/// What [`DsxSystem::factor`] did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FactorInfo {
+    /// Pivots of `S` replaced by dynamic regularisation.
+    pub regularized_pivots: usize,
+    /// Diagonal entries `S_jj` that cancellation pushed below their exact lower bound
+    /// `ω_j + δ` and that were reset to it.
+    pub clamped_diagonals: usize,
+    /// The kernel used for the Schur complement.
+    pub kernel: SchurKernel,
+    /// Flops of the Schur-complement accumulation (the dominant term).
+    pub schur_flops: f64,
+    /// Smallest and largest diagonal entry of `L` (Cholesky factor of `S`): their squared
+    /// ratio estimates the condition of `S` from below.
+    pub min_pivot: f64,
+    /// See `min_pivot`.
+    pub max_pivot: f64,
+}
+
+/// Outcome of [`DsxSystem::solve_refined`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RefineInfo {
+    /// PCG iterations performed (0: the direct solve was already accurate enough).
+    pub iterations: usize,
+    /// Achieved `‖r − H z‖₂ / ‖r‖₂` with the exact `H` (recomputed, not recurrence-based).
+    pub relative_residual: f64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Ident;
+
+trait Cols: Copy {
+    fn at(self, a: usize) -> usize;
+    fn range_iter(self, a: usize, k: usize) -> impl Iterator<Item = usize>;
+    /// `v[S]` as a contiguous slice (borrowed for dense rows, gathered into `buf` for CSR).
+    fn gather<'v>(self, k: usize, src: &'v [f64], buf: &'v mut [f64]) -> &'v [f64];
+    /// `dst[S[a]] += vals[a]`.
+    fn scatter_add(self, dst: &mut [f64], vals: &[f64]);
+    /// `dst[S[a]] = vals[a]`.
+    fn scatter_set(self, dst: &mut [f64], vals: &[f64]);
+}
+
+impl Cols for Ident {
+    #[inline(always)]
+    fn at(self, a: usize) -> usize {
+        a
+    }
+
+    #[inline(always)]
+    fn range_iter(self, a: usize, k: usize) -> impl Iterator<Item = usize> {
+        a..k
+    }
+
+    #[inline(always)]
+    fn gather<'v>(self, k: usize, src: &'v [f64], _buf: &'v mut [f64]) -> &'v [f64] {
+        &src[..k]
+    }
+
+    #[inline(always)]
+    fn scatter_add(self, dst: &mut [f64], vals: &[f64]) {
+        for (d, &v) in dst[..vals.len()].iter_mut().zip(vals) {
+            *d += v;
+        }
+    }
+
+    #[inline(always)]
+    fn scatter_set(self, dst: &mut [f64], vals: &[f64]) {
+        dst[..vals.len()].copy_from_slice(vals);
+    }
+}
+
+impl Cols for &[usize] {
+    #[inline(always)]
+    fn at(self, a: usize) -> usize {
+        self[a]
+    }
+
+    #[inline(always)]
+    fn range_iter(self, a: usize, k: usize) -> impl Iterator<Item = usize> {
+        self[a..k].iter().copied()
+    }
+
+    #[inline(always)]
+    fn gather<'v>(self, k: usize, src: &'v [f64], buf: &'v mut [f64]) -> &'v [f64] {
+        let buf = &mut buf[..k];
+        for (b, &j) in buf.iter_mut().zip(self) {
+            *b = src[j];
+        }
+        buf
+    }
+
+    #[inline(always)]
+    fn scatter_add(self, dst: &mut [f64], vals: &[f64]) {
+        for (&j, &v) in self.iter().zip(vals) {
+            dst[j] += v;
+        }
+    }
+
+    #[inline(always)]
+    fn scatter_set(self, dst: &mut [f64], vals: &[f64]) {
+        for (&j, &v) in self.iter().zip(vals) {
+            dst[j] = v;
+        }
+    }
+}
+
+/// Per-example scalars kept by the factorisation: the inverse of the 2×2 corner
+/// `C2 = [[s, −t], [−t, −(1/θ + w)]]` as `[[p11, −p12], [−p12, −p22]]`, and `1/(κ_i + δ)`.
+#[derive(Debug, Clone, Copy)]
+struct ExampleFactor {
+    p11: f64,
+    p12: f64,
+    p22: f64,
+    inv_kappa: f64,
+    inv_theta: f64,
+    /// Local index of the variable recovered from row `a_i` in the solve (`NO_REC`: none).
+    rec: u32,
+}
+
+const NO_REC: u32 = u32::MAX;
+
+/// The structured normal matrix `H` of DSX LP (4) with its factorisation (see the crate docs).
+///
+/// Variable-space vector `z` (length [`DsxSystem::len`]): `w_0..w_{n-1}`, `b`, then for each
+/// example `i`: `α_ij` for `j ∈ S_i` (increasing `j`), `λ_i`, `ξ_i`.
+#[derive(Debug)]
+pub struct DsxSystem {
+    m: usize,
+    n: usize,
+    dense: bool,
+    /// Row pointers into the per-non-zero arrays (`i·n` for dense rows).
+    indptr: Vec<usize>,
+    /// Column indices (empty for dense rows).
+    indices: Vec<usize>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    v: Vec<f64>,
+    p: f64,
+    p_eff: Vec<f64>,
+    v0: Vec<f64>,
+    sum_k2: f64,
+    settings: DsxSettings,
+    kernel: SchurKernel,
+    // --- factorisation ---
+    inv_delta: Vec<f64>,
+    phi: Vec<f64>,
+    ex: Vec<ExampleFactor>,
+    /// Column-major `(n+1)²`: `S`, then its Cholesky factor (lower triangle).
+    s: Vec<f64>,
+    g1: Vec<f64>,
+    g2: Vec<f64>,
+    kbuf1: Vec<f64>,
+    kbuf2: Vec<f64>,
+    kbuf3: Vec<f64>,
+    vbuf: Vec<f64>,
+    /// Contiguous accumulators for diag(S_ww) and S_wb (S's diagonal and last row are strided).
+    acc_diag: Vec<f64>,
+    acc_wb: Vec<f64>,
+    mem: crate::error::Scratch,
+    factored: bool,
+    // --- refinement scratch ---
+    work: [Vec<f64>; 4],
+}
+
+/// Validated internal copy of the rows.
+struct Rows {
+    m: usize,
+    n: usize,
+    dense: bool,
+    indptr: Vec<usize>,
+    indices: Vec<usize>,
+    x: Vec<f64>,
+}
+
+fn validate_rows(rows: RowsRef<'_>) -> Result<Rows> {
+    match rows {
+        RowsRef::Dense { data, m, n } => {
+            if m == 0 {
+                return Err(LinalgError::EmptyDimension { name: "m" });
+            }
+            if n == 0 {
+                return Err(LinalgError::EmptyDimension { name: "n" });
+            }
+            check_len("rows.data", m * n, data.len())?;
+            check_finite("rows.data", data)?;
+            Ok(Rows {
+                m,
+                n,
+                dense: true,
+                indptr: (0..=m).map(|i| i * n).collect(),
+                indices: Vec::new(),
+                x: data.to_vec(),
+            })
+        }
+        RowsRef::Csr {
+            indptr,
+            indices,
+            values,
+            n,
+        } => {
+            if indptr.len() < 2 {
+                return Err(LinalgError::EmptyDimension { name: "m" });
+            }
+            if n == 0 {
+                return Err(LinalgError::EmptyDimension { name: "n" });
+            }
+            let m = indptr.len() - 1;
+            if indptr[0] != 0 {
+                return Err(LinalgError::InvalidCsr {
+                    row: 0,
+                    reason: "indptr[0] must be 0",
+                });
+            }
+            let nnz = indptr[m];
+            check_len("rows.indices", nnz, indices.len())?;
+            check_len("rows.values", nnz, values.len())?;
+            check_finite("rows.values", values)?;
+            for i in 0..m {
+                if indptr[i + 1] < indptr[i] {
+                    return Err(LinalgError::InvalidCsr {
+                        row: i,
+                        reason: "indptr must be non-decreasing",
+                    });
+                }
+            }
+            for i in 0..m {
+                let cols = &indices[indptr[i]..indptr[i + 1]];
+                for (a, &j) in cols.iter().enumerate() {
+                    if j >= n {
+                        return Err(LinalgError::InvalidCsr {
+                            row: i,
+                            reason: "column index >= n",
+                        });
+                    }
+                    if a > 0 && cols[a - 1] >= j {
+                        return Err(LinalgError::InvalidCsr {
+                            row: i,
+                            reason: "column indices must be strictly increasing",
+                        });
+                    }
+                }
+            }
+            Ok(Rows {
+                m,
+                n,
+                dense: false,
+                indptr: indptr.to_vec(),
+                indices: indices.to_vec(),
+                x: values.to_vec(),
+            })
+        }
+    }
+}
+
+impl DsxSystem {
+    /// Validates and copies the data; sizes every buffer. `O(nnz + n²)` memory.
+    ///
+    /// `y_i ∈ {−1, +1}`, `v_j ≥ 0` finite, `p > 0` finite.
+    pub fn try_new(rows: RowsRef<'_>, y: &[f64], v: &[f64], p: f64) -> Result<Self> {
+        Self::try_new_with(rows, y, v, p, DsxSettings::default())
+    }
+
+    /// As [`DsxSystem::try_new`] with explicit settings.
+    pub fn try_new_with(
+        rows: RowsRef<'_>,
+        y: &[f64],
+        v: &[f64],
+        p: f64,
+        settings: DsxSettings,
+    ) -> Result<Self> {
+        let Rows {
+            m,
+            n,
+            dense,
+            indptr,
+            indices,
+            x,
+        } = validate_rows(rows)?;
+        check_len("y", m, y.len())?;
+        for (index, &value) in y.iter().enumerate() {
+            if value != 1.0 && value != -1.0 {
+                return Err(LinalgError::InvalidValue {
+                    name: "y",
+                    index,
+                    value,
+                    reason: "labels must be -1 or +1",
+                });
+            }
+        }
+        check_len("v", n, v.len())?;
+        check_nonneg("v", v)?;
+        if !(p.is_finite() && p > 0.0) {
+            return Err(LinalgError::InvalidValue {
+                name: "p",
+                index: 0,
+                value: p,
+                reason: "must be finite and > 0",
+            });
+        }
+        validate_settings(&settings)?;
+        let nnz = x.len();
+        let mut p_eff = vec![0.0; m];
+        let mut v0 = vec![0.0; m];
+        let mut max_k = 0;
+        let mut sum_k2 = 0.0;
+        for i in 0..m {
+            let k = indptr[i + 1] - indptr[i];
+            max_k = max_k.max(k);
+            sum_k2 += (k * k) as f64;
+            // V0_i = Σ_{j∉S_i} v_j, computed directly (not vsum − vin) to avoid cancellation.
+            let v0i = if dense || k == n {
+                0.0
+            } else {
+                let mut acc = 0.0;
+                let cols = &indices[indptr[i]..indptr[i + 1]];
+                let mut a = 0;
+                for (j, &vj) in v.iter().enumerate() {
+                    if a < cols.len() && cols[a] == j {
+                        a += 1;
+                    } else {
+                        acc += vj;
+                    }
+                }
+                acc
+            };
+            v0[i] = v0i;
+            p_eff[i] = p - v0i;
+        }
+        let n1 = n + 1;
+        let kernel = match settings.kernel {
+            SchurKernel::Auto => {
+                if !dense && sum_k2 * 6.0 < (m as f64) * (n1 * n1) as f64 {
+                    SchurKernel::SparseScatter
+                } else {
+                    SchurKernel::DenseGemm
+                }
+            }
+            k => k,
+        };
+        let chunk = settings.chunk_rows.min(m);
+        let (g1, g2) = if kernel == SchurKernel::DenseGemm {
+            (vec![0.0; n * chunk], vec![0.0; n * chunk])
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let req = cholesky_in_place_scratch::<f64>(n1, settings.par, Default::default());
+        let len = n1 + nnz + 2 * m;
+        Ok(Self {
+            m,
+            n,
+            dense,
+            indptr,
+            indices,
+            x,
+            y: y.to_vec(),
+            v: v.to_vec(),
+            p,
+            p_eff,
+            v0,
+
+            sum_k2,
+            settings,
+            kernel,
+            inv_delta: vec![0.0; nnz],
+            phi: vec![0.0; nnz],
+            ex: vec![
+                ExampleFactor {
+                    p11: 0.0,
+                    p12: 0.0,
+                    p22: 0.0,
+                    inv_kappa: 0.0,
+                    inv_theta: 0.0,
+                    rec: NO_REC,
+                };
+                m
+            ],
+            s: vec![0.0; n1 * n1],
+            g1,
+            g2,
+            kbuf1: vec![0.0; max_k + 2],
+            kbuf2: vec![0.0; max_k + 2],
+            kbuf3: vec![0.0; max_k + 2],
+            vbuf: vec![0.0; max_k + 2],
+            acc_diag: vec![0.0; n],
+            acc_wb: vec![0.0; n],
+            mem: crate::error::Scratch::new(req),
+            factored: false,
+            work: [
+                vec![0.0; len],
+                vec![0.0; len],
+                vec![0.0; len],
+                vec![0.0; len],
+            ],
+        })
+    }
+
+    /// Number of examples `m`.
+    pub fn m(&self) -> usize {
+        self.m
+    }
+
+    /// Number of features `n`.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of stored non-zeros `Σ_i |S_i|` (`m·n` for dense rows).
+    pub fn nnz(&self) -> usize {
+        self.x.len()
+    }
+
+    /// Dimension of the variable space: `n + 1 + Σ_i (|S_i| + 2)`.
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
+        self.n + 1 + self.nnz() + 2 * self.m
+    }
+
+    /// Number of constraint rows of `G`: `m + nnz` (rows `a_i`, `b_ij`).
+    pub fn n_rows(&self) -> usize {
+        self.m + self.nnz()
+    }
+
+    /// Range of example `i`'s entries in the per-non-zero arrays (`phi`, `sigma`, values).
+    pub fn nz_range(&self, i: usize) -> Range<usize> {
+        self.indptr[i]..self.indptr[i + 1]
+    }
+
+    /// Offset of example `i`'s block `(α_i, λ_i, ξ_i)` in the variable space
+    /// (`n + 1 + nz_range(i).start + 2i`); `λ_i` is at `offset + |S_i|`, `ξ_i` at `+ 1`.
+    pub fn example_offset(&self, i: usize) -> usize {
+        self.n + 1 + self.indptr[i] + 2 * i
+    }
+
+    /// Offset of example `i`'s rows `(a_i, b_ij..)` in the row space (`nz_range(i).start + i`);
+    /// `a_i` first, then `b_ij` in increasing `j`.
+    pub fn row_offset(&self, i: usize) -> usize {
+        self.indptr[i] + i
+    }
+
+    /// The support `S_i` of example `i` (increasing columns).
+    pub fn support(&self, i: usize) -> impl ExactSizeIterator<Item = usize> + '_ {
+        let r = self.nz_range(i);
+        let dense = self.dense;
+        let idx: &[usize] = if dense { &[] } else { &self.indices[r.clone()] };
+        (0..r.len()).map(move |a| if dense { a } else { idx[a] })
+    }
+
+    /// `V0_i = Σ_{j ∉ S_i} v_j`.
+    pub fn v0(&self, i: usize) -> f64 {
+        self.v0[i]
+    }
+
+    /// `P_i = P − V0_i` (may be `≤ 0`).
+    pub fn p_eff(&self, i: usize) -> f64 {
+        self.p_eff[i]
+    }
+
+    /// The budget `P`.
+    pub fn p(&self) -> f64 {
+        self.p
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &DsxSettings {
+        &self.settings
+    }
+
+    /// Changes the settings (no reallocation unless `kernel`/`chunk_rows` change the buffers;
+    /// invalidates the factorisation).
+    pub fn set_settings(&mut self, settings: DsxSettings) -> Result<()> {
+        validate_settings(&settings)?;
+        let n1 = self.n + 1;
+        let kernel = match settings.kernel {
+            SchurKernel::Auto => {
+                if !self.dense && self.sum_k2 * 6.0 < (self.m as f64) * (n1 * n1) as f64 {
+                    SchurKernel::SparseScatter
+                } else {
+                    SchurKernel::DenseGemm
+                }
+            }
+            k => k,
+        };
+        let chunk = settings.chunk_rows.min(self.m);
+        if kernel == SchurKernel::DenseGemm {
+            self.g1.resize(self.n * chunk, 0.0);
+            self.g2.resize(self.n * chunk, 0.0);
+        }
+        let req = cholesky_in_place_scratch::<f64>(n1, settings.par, Default::default());
+        self.mem = crate::error::Scratch::new(req);
+        self.kernel = kernel;
+        self.settings = settings;
+        self.factored = false;
+        Ok(())
+    }
+
+    /// The resolved Schur kernel.
+    pub fn kernel(&self) -> SchurKernel {
+        self.kernel
+    }
+
+    /// Lower triangle of the Cholesky factor `L` of `S` (after a successful factor).
+    pub fn schur_factor(&self) -> MatRef<'_, f64> {
+        MatRef::from_column_major_slice(&self.s, self.n + 1, self.n + 1)
+    }
+
+    fn check_scalings(&self, s: &DsxScalings<'_>) -> Result<()> {
+        let (m, n, nnz) = (self.m, self.n, self.nnz());
+        check_len("theta", m, s.theta.len())?;
+        check_len("phi", nnz, s.phi.len())?;
+        check_len("w_diag", n, s.w_diag.len())?;
+        check_len("sigma", nnz, s.sigma.len())?;
+        check_len("rho", m, s.rho.len())?;
+        check_len("kappa", m, s.kappa.len())?;
+        check_nonneg("theta", s.theta)?;
+        check_nonneg("phi", s.phi)?;
+        check_nonneg("w_diag", s.w_diag)?;
+        check_nonneg("b_diag", core::slice::from_ref(&s.b_diag))?;
+        check_nonneg("sigma", s.sigma)?;
+        check_nonneg("rho", s.rho)?;
+        check_nonneg("kappa", s.kappa)?;
+        Ok(())
+    }
+
+    /// Numeric factorisation of `H + δI` for new scalings. No allocation.
+    ///
+    /// Work: `O(nnz)` for the per-example closed form, then the Schur update
+    /// (`2 m (n+1)²` flops with [`SchurKernel::DenseGemm`], `2 Σ|S_i|(|S_i|+1)` with
+    /// [`SchurKernel::SparseScatter`]), then `(n+1)³/3` for the Cholesky of `S`.
+    pub fn factor(&mut self, sc: &DsxScalings<'_>) -> Result<FactorInfo> {
+        self.factored = false;
+        self.check_scalings(sc)?;
+        let n = self.n;
+        let n1 = n + 1;
+        let delta = self.settings.static_regularization;
+        self.s.iter_mut().for_each(|e| *e = 0.0);
+        self.acc_diag.iter_mut().for_each(|e| *e = 0.0);
+        self.acc_wb.iter_mut().for_each(|e| *e = 0.0);
+        // Diagonal of S (w part): ω_j + δ + Σ_i φ_ij x_ij² (σ_ij+δ)/Δ_ij, accumulated in the
+        // diagonal of `s`; the rank-one terms are accumulated into the lower triangle.
+        let mut sbb = sc.b_diag + delta;
+        let kernel = self.kernel;
+        let chunk = self.settings.chunk_rows.min(self.m).max(1);
+        let mut i0 = 0;
+        while i0 < self.m {
+            let i1 = (i0 + chunk).min(self.m);
+            if kernel == SchurKernel::DenseGemm && !self.dense {
+                self.g1[..n * (i1 - i0)].iter_mut().for_each(|e| *e = 0.0);
+                self.g2[..n * (i1 - i0)].iter_mut().for_each(|e| *e = 0.0);
+            }
+            let idx = core::mem::take(&mut self.indices);
+            let mut res = Ok(());
+            for i in i0..i1 {
+                let r = self.nz_range(i);
+                let out = if self.dense {
+                    self.factor_example(i, r, Ident, sc, i - i0)
+                } else {
+                    self.factor_example(i, r.clone(), &idx[r], sc, i - i0)
+                };
+                match out {
+                    Ok(tau) => sbb += tau,
+                    Err(e) => {
+                        res = Err(e);
+                        break;
+                    }
+                }
+            }
+            self.indices = idx;
+            res?;
+            if kernel == SchurKernel::DenseGemm {
+                let c = i1 - i0;
+                let smat = MatMut::from_column_major_slice_mut(&mut self.s, n1, n1);
+                let g2 = MatRef::from_column_major_slice(&self.g2[..n * c], n, c);
+                let g1 = MatRef::from_column_major_slice(&self.g1[..n * c], n, c);
+                let mut sww = smat.submatrix_mut(0, 0, n, n);
+                // S_ww += G2 G2ᵀ − G1 G1ᵀ (lower triangles): BLAS-3.
+                tri_matmul(
+                    sww.rb_mut(),
+                    BlockStructure::TriangularLower,
+                    Accum::Add,
+                    g2,
+                    BlockStructure::Rectangular,
+                    g2.transpose(),
+                    BlockStructure::Rectangular,
+                    1.0,
+                    self.settings.par,
+                );
+                tri_matmul(
+                    sww,
+                    BlockStructure::TriangularLower,
+                    Accum::Add,
+                    g1,
+                    BlockStructure::Rectangular,
+                    g1.transpose(),
+                    BlockStructure::Rectangular,
+                    -1.0,
+                    self.settings.par,
+                );
+            }
+            i0 = i1;
+        }
+        // The rank-one terms also touched the diagonal; the pure-diagonal part was accumulated
+        // separately into `kbuf`-independent storage below: add ω + δ and clamp.
+        for j in 0..n {
+            self.s[j * n1 + j] += self.acc_diag[j];
+            self.s[j * n1 + n] = self.acc_wb[j];
+        }
+        let mut clamped = 0;
+        for j in 0..n {
+            let lower = sc.w_diag[j] + delta;
+            let e = &mut self.s[j * n1 + j];
+            *e += lower;
+            if *e < lower {
+                *e = lower;
+                clamped += 1;
+            }
+        }
+        self.s[n * n1 + n] = sbb;
+        // Dense Cholesky of S (order n + 1) by faer.
+        let mut maxdiag = 0.0f64;
+        for j in 0..n1 {
+            maxdiag = maxdiag.max(self.s[j * n1 + j]);
+        }
+        let reg = match self.settings.dynamic_regularization {
+            Some(d) => LltRegularization {
+                dynamic_regularization_delta: d.delta * maxdiag,
+                dynamic_regularization_epsilon: d.epsilon * maxdiag,
+            },
+            None => LltRegularization::default(),
+        };
+        let smat = MatMut::from_column_major_slice_mut(&mut self.s, n1, n1);
+        let stack = self.mem.stack();
+        let info = cholesky_in_place(
+            smat,
+            reg,
+            self.settings.par,
+            stack,
+            <faer::Spec<LltParams, f64>>::default(),
+        )
+        .map_err(|LltError::NonPositivePivot { index }| {
+            LinalgError::NotPositiveDefinite {
+                block: Block::Schur,
+                pivot: index,
+                value: self.s[index * n1 + index],
+            }
+        })?;
+        if info.dynamic_regularization_count > 0 {
+            // faer 0.24 writes `d_j / √δ` instead of `√δ` into the diagonal of a regularised LLT
+            // pivot (the rest of the column is scaled correctly). Legitimate pivots satisfy
+            // `L_jj > √ε`, regularised ones `L_jj ≤ ε/√δ < √ε` (validated `ε < δ`): repair.
+            let sqrt_eps = reg.dynamic_regularization_epsilon.sqrt();
+            let sqrt_delta = reg.dynamic_regularization_delta.sqrt();
+            for j in 0..n1 {
+                let d = &mut self.s[j * n1 + j];
+                if !(*d > sqrt_eps) {
+                    *d = sqrt_delta;
+                }
+            }
+        }
+        let mut min_pivot = f64::INFINITY;
+        let mut max_pivot = 0.0f64;
+        for j in 0..n1 {
+            let d = self.s[j * n1 + j];
+            if !(d > 0.0 && d.is_finite()) {
+                return Err(LinalgError::NotPositiveDefinite {
+                    block: Block::Schur,
+                    pivot: j,
+                    value: d,
+                });
+            }
+            min_pivot = min_pivot.min(d);
+            max_pivot = max_pivot.max(d);
+        }
+        self.factored = true;
+        let schur_flops = match kernel {
+            SchurKernel::SparseScatter => 2.0 * (self.sum_k2 + self.nnz() as f64),
+            _ => 2.0 * (self.m as f64) * (n * n1) as f64,
+        };
+        Ok(FactorInfo {
+            regularized_pivots: info.dynamic_regularization_count,
+            clamped_diagonals: clamped,
+            kernel,
+            schur_flops,
+            min_pivot,
+            max_pivot,
+        })
+    }
+
+    /// Per-example closed form; returns `τ_i = s_i/D_i` (example `i`'s contribution to
+    /// `S_bb`). Writes the two rank-one vectors into the GEMM block column `c` or scatters them
+    /// into `S`, and accumulates the diagonal of `S_ww` and the column `S_wb`.
+    ///
+    /// Elimination order: the arrow pivots `Δ_ij` (α) and `κ_i` (ξ) first, then the 2×2
+    /// quasi-definite corner on `(λ_i, μ_i)` with `μ_i = θ_i (a_i·z)` the multiplier of row
+    /// `a_i` (DSX eqs. (19)–(21) written as an augmented arrow solve instead of SMW):
+    /// `C2 = [[s, −t], [−t, −(1/θ + w)]]`, `det C2 = −D`, `D = s/θ + s w + t² > 0`
+    /// (sum of non-negative terms: no cancellation, no division by `s` alone).
+    #[inline]
+    fn factor_example<C: Cols>(
+        &mut self,
+        i: usize,
+        r: Range<usize>,
+        cols: C,
+        sc: &DsxScalings<'_>,
+        c: usize,
+    ) -> Result<f64> {
+        let n = self.n;
+        let n1 = n + 1;
+        let k = r.len();
+        let delta = self.settings.static_regularization;
+        let phi = &sc.phi[r.clone()];
+        let sigma = &sc.sigma[r.clone()];
+        let x = &self.x[r.clone()];
+        let inv_delta = &mut self.inv_delta[r.clone()];
+        let phi_store = &mut self.phi[r.clone()];
+        let vloc = cols.gather(k, &self.v, &mut self.vbuf);
+        let pi = self.p_eff[i];
+        let yi = self.y[i];
+        // Pass 1: arrow pivots Δ_ij = φ_ij + σ_ij + δ; s_i, t_i, w_i (contiguous, no indexing).
+        let mut sum_s = 0.0;
+        let mut t_part = 0.0;
+        let mut sum_inv = 0.0;
+        let mut min_piv = f64::INFINITY;
+        let dg = &mut self.kbuf3[..k];
+        for (((((&ph, &sg), &xa), &vj), inv), dga) in phi
+            .iter()
+            .zip(sigma)
+            .zip(x)
+            .zip(vloc)
+            .zip(inv_delta.iter_mut())
+            .zip(dg.iter_mut())
+        {
+            let sd = sg + delta;
+            let dl = ph + sd;
+            min_piv = min_piv.min(dl);
+            let id = 1.0 / dl;
+            *inv = id;
+            let fv = ph * vj * id;
+            sum_s += fv * vj * sd; // φ v² (σ+δ)/Δ
+            t_part += fv; // φ v /Δ
+            sum_inv += id;
+            // diag(S_ww) += φ x² (σ+δ)/Δ = φ x² − d²/Δ  (computed without cancellation)
+            *dga = ph * xa * xa * sd * id;
+        }
+        if !(min_piv > 0.0) {
+            // scalings are validated finite and ≥ 0, so the only failure is Δ_ij = 0
+            let a = phi
+                .iter()
+                .zip(sigma)
+                .position(|(&ph, &sg)| !(ph + sg + delta > 0.0))
+                .unwrap_or(0);
+            return Err(LinalgError::NotPositiveDefinite {
+                block: Block::Example(i),
+                pivot: a,
+                value: phi[a] + sigma[a] + delta,
+            });
+        }
+        phi_store.copy_from_slice(phi);
+        cols.scatter_add(&mut self.acc_diag, dg);
+        let kap = sc.kappa[i] + delta;
+        if !(kap > 0.0) {
+            return Err(LinalgError::NotPositiveDefinite {
+                block: Block::Example(i),
+                pivot: k + 1,
+                value: kap,
+            });
+        }
+        // s_i = γ_i − Σ c²/Δ = ρ_i + δ + Σ φ v² (σ+δ)/Δ  (arrow pivot of λ, no cancellation)
+        let s = sc.rho[i] + delta + sum_s;
+        if !(s > 0.0) {
+            return Err(LinalgError::NotPositiveDefinite {
+                block: Block::Example(i),
+                pivot: k,
+                value: s,
+            });
+        }
+        // t_i = Σ φ v/Δ − P_i ;  w_i = Σ 1/Δ + 1/κ ;  ζ_i = 1/(1/θ + w) = θ/(1 + θ w)
+        let t = t_part - pi;
+        let w = sum_inv + 1.0 / kap;
+        let theta = sc.theta[i];
+        let zeta = theta / (1.0 + theta * w);
+        // C2⁻¹ = [[p11, −p12], [−p12, −p22]],  p11 = 1/(s + t² ζ) = (1/θ + w)/D,
+        // p12 = t ζ p11 = t/D,  p22 = s ζ p11 = s/D = τ_i.
+        let p11 = 1.0 / (s + t * t * zeta);
+        let p12 = t * zeta * p11;
+        let p22 = s * zeta * p11;
+        if !(p11.is_finite() && p12.is_finite() && p22.is_finite()) {
+            return Err(LinalgError::NotPositiveDefinite {
+                block: Block::Example(i),
+                pivot: k,
+                value: s + t * t * zeta,
+            });
+        }
+        self.ex[i] = ExampleFactor {
+            p11,
+            p12,
+            p22,
+            inv_kappa: 1.0 / kap,
+            inv_theta: 1.0 / theta,
+            rec: if kap < min_piv {
+                if theta > kap { (k + 1) as u32 } else { NO_REC }
+            } else if theta > min_piv {
+                inv_delta
+                    .iter()
+                    .enumerate()
+                    .fold((0, 0.0), |(ia, best), (a, &id)| {
+                        if id > best { (a, id) } else { (ia, best) }
+                    })
+                    .0 as u32
+            } else {
+                NO_REC
+            },
+        };
+        let sq_p11 = p11.sqrt();
+        let sq_zeta = zeta.sqrt();
+        let tz = t * zeta;
+        // Pass 2: with d_j = φ_j y x_j, e_j = d_j/Δ_j, r1_j = d_j v_j (σ_j+δ)/Δ_j, example i
+        // contributes to S_ww
+        //     − p11 (r1 + tζ e)(r1 + tζ e)ᵀ + ζ e eᵀ        (G1 row, G2 row)
+        // each family bounded entrywise by the diagonal scale φ x² (no 1/s blow-up), and
+        // S_wb += y (p22 e − p12 r1),  S_bb += p22.
+        let g1 = &mut self.kbuf1[..k];
+        let g2 = &mut self.kbuf2[..k];
+        let wb = &mut self.kbuf3[..k];
+        for ((((((&ph, &sg), &xa), &vj), &id), (g1a, g2a)), wba) in phi
+            .iter()
+            .zip(sigma)
+            .zip(x)
+            .zip(vloc)
+            .zip(inv_delta.iter())
+            .zip(g1.iter_mut().zip(g2.iter_mut()))
+            .zip(wb.iter_mut())
+        {
+            let e = ph * yi * xa * id;
+            let r1 = e * vj * (sg + delta);
+            *g1a = sq_p11 * (r1 + tz * e);
+            *g2a = sq_zeta * e;
+            *wba = yi * (p22 * e - p12 * r1);
+        }
+        cols.scatter_add(&mut self.acc_wb, wb);
+        match self.kernel {
+            SchurKernel::DenseGemm => {
+                cols.scatter_set(&mut self.g1[c * n..(c + 1) * n], g1);
+                cols.scatter_set(&mut self.g2[c * n..(c + 1) * n], g2);
+            }
+            _ => {
+                // Two columns of S per sweep: each loaded (index, g1, g2) triple feeds 4 FMAs.
+                let s_mat = &mut self.s;
+                let mut a = 0;
+                while a + 1 < k {
+                    let (ja, jb) = (cols.at(a), cols.at(a + 1));
+                    let (c1a, c2a, c1b, c2b) = (g1[a], g2[a], g1[a + 1], g2[a + 1]);
+                    let (left, right) = s_mat.split_at_mut(jb * n1);
+                    let col_a = &mut left[ja * n1..ja * n1 + n];
+                    let col_b = &mut right[..n];
+                    col_a[ja] += c2a * g2[a] - c1a * g1[a];
+                    for (jr, (&h1, &h2)) in cols
+                        .range_iter(a + 1, k)
+                        .zip(g1[a + 1..].iter().zip(&g2[a + 1..]))
+                    {
+                        col_a[jr] += c2a * h2 - c1a * h1;
+                        col_b[jr] += c2b * h2 - c1b * h1;
+                    }
+                    a += 2;
+                }
+                if a < k {
+                    let ja = cols.at(a);
+                    s_mat[ja * n1 + ja] += g2[a] * g2[a] - g1[a] * g1[a];
+                }
+            }
+        }
+        Ok(p22)
+    }
+
+    /// Solves the augmented per-example system `K_i [u; μ] = [r; rμ]` in place on
+    /// `u = (α_i, λ_i, ξ_i)` (length `|S_i| + 2`) and returns `μ`. Without the μ row this is
+    /// `u ← H_ii⁻¹ u` (DSX eq. (15) with (19)–(21)): the arrow part `(Δ, κ)` is eliminated
+    /// without fill-in, then the 2×2 corner on `(λ, μ)` is solved with the stored `C2⁻¹`.
+    #[inline]
+    fn example_solve<C: Cols>(
+        &self,
+        i: usize,
+        r: Range<usize>,
+        cols: C,
+        u: &mut [f64],
+        r_mu: f64,
+    ) -> f64 {
+        let k = r.len();
+        let e = self.ex[i];
+        let inv_delta = &self.inv_delta[r.clone()];
+        let phi = &self.phi[r];
+        let v = &self.v;
+        let (ua, rest) = u.split_at_mut(k);
+        // forward: y_d = A_d⁻¹ r_d ; r̂_c = r_c − Bᵀ y_d, B rows: α_j → (−φ v, −1), ξ → (0, 1)
+        let mut rl = rest[0];
+        let mut rm = r_mu;
+        for a in 0..k {
+            let ya = ua[a] * inv_delta[a];
+            ua[a] = ya;
+            rl += phi[a] * v[cols.at(a)] * ya;
+            rm += ya;
+        }
+        let yx = rest[1] * e.inv_kappa;
+        rm -= yx;
+        // corner: x_c = C2⁻¹ r̂_c
+        let xl = e.p11 * rl - e.p12 * rm;
+        let xm = -e.p12 * rl - e.p22 * rm;
+        // backward: x_d = y_d − A_d⁻¹ B x_c
+        let mut sum_a = 0.0;
+        for a in 0..k {
+            ua[a] += (phi[a] * v[cols.at(a)] * xl + xm) * inv_delta[a];
+            sum_a += ua[a];
+        }
+        rest[0] = xl;
+        rest[1] = yx - xm * e.inv_kappa;
+        if e.rec != NO_REC {
+            // θ exceeds the smallest diagonal pivot (Δ_ij or κ_i) of the example: recover that
+            // variable from row a_i, gᵀu − μ/θ = rμ, instead of (r − B x_c)/pivot, which
+            // cancels when the pivot is ≪ θ.
+            let gu = -sum_a + self.p_eff[i] * xl + rest[1];
+            let target = r_mu + xm * e.inv_theta;
+            let rec = e.rec as usize;
+            if rec == k + 1 {
+                rest[1] += target - gu;
+            } else {
+                ua[rec] -= target - gu;
+            }
+        }
+        xm
+    }
+
+    /// Solves `(H + δI) z = rhs` in place with the current factorisation: `O(nnz + n²)`,
+    /// no allocation. DSX eqs. (15)–(18) (with the corrected (18)).
+    pub fn solve_in_place(&mut self, rhs: &mut [f64]) -> Result<()> {
+        if !self.factored {
+            return Err(LinalgError::NotFactored);
+        }
+        check_len("rhs", self.len(), rhs.len())?;
+        let mut ubuf = core::mem::take(&mut self.kbuf1);
+        if self.dense {
+            self.solve_impl(rhs, &mut ubuf, |_, _| Ident);
+        } else {
+            self.solve_impl(rhs, &mut ubuf, |idx, r| &idx[r]);
+        }
+        self.kbuf1 = ubuf;
+        Ok(())
+    }
+
+    fn solve_impl<'s, C: Cols + 's>(
+        &'s self,
+        rhs: &mut [f64],
+        ubuf: &mut [f64],
+        cols_of: impl Fn(&'s [usize], Range<usize>) -> C,
+    ) {
+        let n = self.n;
+        let n1 = n + 1;
+        let (rb, rl) = rhs.split_at_mut(n1);
+        // Pass 1 (eqs. (15), (17)): ẑ_i = K_i⁻¹ [r_i; 0]; r_B −= M_iᵀ ẑ_i.
+        let mut off = 0;
+        for i in 0..self.m {
+            let r = self.nz_range(i);
+            let k = r.len();
+            let cols = cols_of(&self.indices, r.clone());
+            let u = &mut ubuf[..k + 2];
+            u.copy_from_slice(&rl[off..off + k + 2]);
+            let mu = self.example_solve(i, r.clone(), cols, u, 0.0);
+            let yi = self.y[i];
+            let zl = u[k];
+            let x = &self.x[r.clone()];
+            let phi = &self.phi[r];
+            for a in 0..k {
+                let j = cols.at(a);
+                let d = phi[a] * yi * x[a];
+                rb[j] -= d * (u[a] - self.v[j] * zl);
+            }
+            rb[n] -= yi * mu;
+            off += k + 2;
+        }
+        // Eq. (17): S z_B = r_B − Σ M_iᵀ ẑ_i.
+        let l = MatRef::from_column_major_slice(&self.s, n1, n1);
+        solve_lower_triangular_in_place(
+            l,
+            MatMut::from_column_major_slice_mut(rb, n1, 1),
+            self.settings.par,
+        );
+        solve_upper_triangular_in_place(
+            l.transpose(),
+            MatMut::from_column_major_slice_mut(rb, n1, 1),
+            self.settings.par,
+        );
+        // Pass 2 (corrected eq. (18)): [z_i; μ_i] = K_i⁻¹ ([r_i; 0] − M_i z_B).
+        let zb = rb[n];
+        let mut off = 0;
+        for i in 0..self.m {
+            let r = self.nz_range(i);
+            let k = r.len();
+            let cols = cols_of(&self.indices, r.clone());
+            let u = &mut rl[off..off + k + 2];
+            let yi = self.y[i];
+            let x = &self.x[r.clone()];
+            let phi = &self.phi[r.clone()];
+            let mut lam = 0.0;
+            for a in 0..k {
+                let j = cols.at(a);
+                let dw = phi[a] * yi * x[a] * rb[j];
+                u[a] -= dw;
+                lam += self.v[j] * dw;
+            }
+            u[k] += lam;
+            self.example_solve(i, r, cols, u, -yi * zb);
+            off += k + 2;
+        }
+    }
+
+    /// `out = H z` with the exact operator (no static regularisation), matrix-free in
+    /// `O(nnz)`. Panics if the lengths are wrong or the scalings do not match the system.
+    pub fn apply(&self, sc: &DsxScalings<'_>, z: &[f64], out: &mut [f64]) {
+        assert_eq!(z.len(), self.len(), "z has the wrong length");
+        assert_eq!(out.len(), self.len(), "out has the wrong length");
+        assert_eq!(sc.theta.len(), self.m, "theta has the wrong length");
+        assert_eq!(sc.phi.len(), self.nnz(), "phi has the wrong length");
+        assert_eq!(sc.sigma.len(), self.nnz(), "sigma has the wrong length");
+        assert_eq!(sc.w_diag.len(), self.n, "w_diag has the wrong length");
+        if self.dense {
+            self.apply_impl(sc, z, out, |_, _| Ident);
+        } else {
+            self.apply_impl(sc, z, out, |idx, r| &idx[r]);
+        }
+    }
+
+    fn apply_impl<'s, C: Cols + 's>(
+        &'s self,
+        sc: &DsxScalings<'_>,
+        z: &[f64],
+        out: &mut [f64],
+        cols_of: impl Fn(&'s [usize], Range<usize>) -> C,
+    ) {
+        let n = self.n;
+        let n1 = n + 1;
+        let (zb, zl) = z.split_at(n1);
+        let (ob, ol) = out.split_at_mut(n1);
+        for j in 0..n {
+            ob[j] = sc.w_diag[j] * zb[j];
+        }
+        ob[n] = sc.b_diag * zb[n];
+        let mut off = 0;
+        for i in 0..self.m {
+            let r = self.nz_range(i);
+            let k = r.len();
+            let cols = cols_of(&self.indices, r.clone());
+            let yi = self.y[i];
+            let x = &self.x[r.clone()];
+            let phi = &sc.phi[r.clone()];
+            let sigma = &sc.sigma[r];
+            let u = &zl[off..off + k + 2];
+            let o = &mut ol[off..off + k + 2];
+            let (lam, xi) = (u[k], u[k + 1]);
+            // row a_i: P_i λ − Σ α + y b + ξ
+            let mut act = self.p_eff[i] * lam + yi * zb[n] + xi;
+            for a in 0..k {
+                act -= u[a];
+            }
+            let ta = sc.theta[i] * act;
+            let mut ol_lam = sc.rho[i] * lam + self.p_eff[i] * ta;
+            for a in 0..k {
+                let j = cols.at(a);
+                // row b_ij: y x_ij w_j − v_j λ + α_ij
+                let fb = phi[a] * (yi * x[a] * zb[j] - self.v[j] * lam + u[a]);
+                o[a] = sigma[a] * u[a] - ta + fb;
+                ol_lam -= self.v[j] * fb;
+                ob[j] += yi * x[a] * fb;
+            }
+            o[k] = ol_lam;
+            o[k + 1] = sc.kappa[i] * xi + ta;
+            ob[n] += yi * ta;
+            off += k + 2;
+        }
+    }
+
+    /// Solves `H z = rhs` for the exact `H` (no static regularisation) by preconditioned
+    /// conjugate gradients, preconditioned by the current factorisation of `H + δI`, starting
+    /// from the direct solve. Stops when `‖rhs − H z‖₂ ≤ tol ‖rhs‖₂` or after `max_iter`
+    /// iterations, and returns the best iterate. No allocation.
+    ///
+    /// `sc` must be the scalings passed to the last [`DsxSystem::factor`].
+    pub fn solve_refined(
+        &mut self,
+        sc: &DsxScalings<'_>,
+        rhs: &[f64],
+        z: &mut [f64],
+        tol: f64,
+        max_iter: usize,
+    ) -> Result<RefineInfo> {
+        if !self.factored {
+            return Err(LinalgError::NotFactored);
+        }
+        let len = self.len();
+        check_len("rhs", len, rhs.len())?;
+        check_len("z", len, z.len())?;
+        let rnorm = norm2(rhs);
+        if rnorm == 0.0 {
+            z.iter_mut().for_each(|e| *e = 0.0);
+            return Ok(RefineInfo {
+                iterations: 0,
+                relative_residual: 0.0,
+            });
+        }
+        let [mut res, mut pre, mut dir, mut hd] = core::mem::take(&mut self.work);
+        let out = (|| {
+            z.copy_from_slice(rhs);
+            self.solve_in_place(z)?;
+            // res = rhs − H z
+            self.apply(sc, z, &mut hd);
+            for t in 0..len {
+                res[t] = rhs[t] - hd[t];
+            }
+            let mut rel = norm2(&res) / rnorm;
+            let mut it = 0;
+            if rel <= tol || max_iter == 0 {
+                return Ok(RefineInfo {
+                    iterations: 0,
+                    relative_residual: rel,
+                });
+            }
+            pre.copy_from_slice(&res);
+            self.solve_in_place(&mut pre)?;
+            dir.copy_from_slice(&pre);
+            let mut rz = dot(&res, &pre);
+            while it < max_iter {
+                it += 1;
+                self.apply(sc, &dir, &mut hd);
+                let dhd = dot(&dir, &hd);
+                if !(dhd > 0.0 && rz.is_finite()) {
+                    break;
+                }
+                let alpha = rz / dhd;
+                for t in 0..len {
+                    z[t] += alpha * dir[t];
+                }
+                // Recompute the true residual (robust against recurrence drift).
+                self.apply(sc, z, &mut hd);
+                for t in 0..len {
+                    res[t] = rhs[t] - hd[t];
+                }
+                let new_rel = norm2(&res) / rnorm;
+                if !(new_rel < rel) && new_rel > tol {
+                    // No progress: undo the step and stop.
+                    for t in 0..len {
+                        z[t] -= alpha * dir[t];
+                    }
+                    break;
+                }
+                rel = new_rel;
+                if rel <= tol {
+                    break;
+                }
+                pre.copy_from_slice(&res);
+                self.solve_in_place(&mut pre)?;
+                let rz_new = dot(&res, &pre);
+                let beta = rz_new / rz;
+                rz = rz_new;
+                for t in 0..len {
+                    dir[t] = pre[t] + beta * dir[t];
+                }
+            }
+            Ok(RefineInfo {
+                iterations: it,
+                relative_residual: rel,
+            })
+        })();
+        self.work = [res, pre, dir, hd];
+        out
+    }
+
+    /// Dense assembly of `H + δ I` (for tests and debugging on small instances: `O(len²)`
+    /// memory).
+    pub fn assemble_dense(&self, sc: &DsxScalings<'_>, delta: f64) -> faer::Mat<f64> {
+        let len = self.len();
+        let mut h = faer::Mat::<f64>::zeros(len, len);
+        let mut e = vec![0.0; len];
+        let mut col = vec![0.0; len];
+        for c in 0..len {
+            e[c] = 1.0;
+            self.apply(sc, &e, &mut col);
+            e[c] = 0.0;
+            for rr in 0..len {
+                h[(rr, c)] = col[rr];
+            }
+            h[(c, c)] += delta;
+        }
+        h
+    }
+}
+
+fn validate_settings(s: &DsxSettings) -> Result<()> {
+    let d = s.static_regularization;
+    if !(d.is_finite() && d >= 0.0) {
+        return Err(LinalgError::InvalidValue {
+            name: "settings.static_regularization",
+            index: 0,
+            value: d,
+            reason: "must be finite and >= 0",
+        });
+    }
+    if let Some(r) = s.dynamic_regularization {
+        for (name, value) in [
+            ("settings.dynamic_regularization.epsilon", r.epsilon),
+            ("settings.dynamic_regularization.delta", r.delta),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(LinalgError::InvalidValue {
+                    name,
+                    index: 0,
+                    value,
+                    reason: "must be finite and > 0",
+                });
+            }
+        }
+    }
+    if let Some(r) = s.dynamic_regularization
+        && r.epsilon >= r.delta
+    {
+        return Err(LinalgError::InvalidValue {
+            name: "settings.dynamic_regularization.epsilon",
+            index: 0,
+            value: r.epsilon,
+            reason: "must be < delta",
+        });
+    }
+    if s.chunk_rows == 0 {
+        return Err(LinalgError::EmptyDimension {
+            name: "settings.chunk_rows",
+        });
+    }
+    Ok(())
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn norm2(a: &[f64]) -> f64 {
+    let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if scale == 0.0 || !scale.is_finite() {
+        return scale;
+    }
+    let s: f64 = a.iter().map(|x| (x / scale) * (x / scale)).sum();
+    scale * s.sqrt()
+}

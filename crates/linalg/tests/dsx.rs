@@ -1,0 +1,502 @@
+//! `DsxSystem` against an independent dense assembly of `H` factored by faer.
+
+mod common;
+
+use bulwark_linalg::{
+    Block, DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, LinalgError, RowsRef,
+    SchurKernel,
+};
+use common::*;
+use proptest::prelude::*;
+
+fn max_abs_diff(a: &faer::Mat<f64>, b: &faer::Mat<f64>) -> (f64, f64) {
+    let mut d = 0.0f64;
+    let mut s = 0.0f64;
+    for c in 0..a.ncols() {
+        for r in 0..a.nrows() {
+            d = d.max((a[(r, c)] - b[(r, c)]).abs());
+            s = s.max(b[(r, c)].abs());
+        }
+    }
+    (d, s)
+}
+
+fn instance_strategy() -> impl Strategy<Value = (usize, usize, bool, f64, u64)> {
+    (
+        1usize..=8,
+        1usize..=10,
+        any::<bool>(),
+        0.2f64..0.9,
+        any::<u64>(),
+    )
+}
+
+fn settings_with(kernel: SchurKernel, chunk_rows: usize) -> DsxSettings {
+    DsxSettings {
+        kernel,
+        chunk_rows,
+        ..DsxSettings::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `apply` (matrix-free, O(nnz)) equals the dense H built from the LP rows.
+    #[test]
+    fn apply_matches_dense_assembly((m, n, dense, dens, seed) in instance_strategy()) {
+        let inst = Instance::random(m, n, dense, dens, seed);
+        let sc = Scalings::random(&inst, -2.0, 2.0, seed);
+        let sys = inst.system();
+        let h = dense_h(&inst, &sc, 0.0);
+        let ha = sys.assemble_dense(&sc.as_ref(), 0.0);
+        let (d, s) = max_abs_diff(&ha, &h);
+        prop_assert!(d <= 1e-13 * s.max(1.0), "diff {d} scale {s}");
+        prop_assert_eq!(sys.len(), h.nrows());
+    }
+
+    /// Well-conditioned scalings: relative residual ≤ 1e-10 for every kernel and chunking,
+    /// and agreement with faer's dense Cholesky.
+    #[test]
+    fn solve_matches_dense_cholesky((m, n, dense, dens, seed) in instance_strategy(),
+                                    chunk in 1usize..4) {
+        let inst = Instance::random(m, n, dense, dens, seed);
+        let sc = Scalings::random(&inst, -1.0, 1.0, seed);
+        let h = dense_h(&inst, &sc, 0.0);
+        let r = random_vec(h.nrows(), seed);
+        let zref = dense_solve(&h, &r);
+        for kernel in [SchurKernel::DenseGemm, SchurKernel::SparseScatter, SchurKernel::Auto] {
+            let mut sys = DsxSystem::try_new_with(inst.rows(), &inst.y, &inst.v, inst.p,
+                settings_with(kernel, chunk)).unwrap();
+            sys.factor(&sc.as_ref()).unwrap();
+            let mut z = r.clone();
+            sys.solve_in_place(&mut z).unwrap();
+            let res = rel_residual(&h, &z, &r);
+            prop_assert!(res <= 1e-10, "kernel {kernel:?}: residual {res}");
+            let err: Vec<f64> = z.iter().zip(&zref).map(|(a, b)| a - b).collect();
+            prop_assert!(norm(&err) <= 1e-8 * norm(&zref), "kernel {kernel:?}: differs from faer");
+        }
+    }
+
+    /// Scalings spread over 1e-12 … 1e12 (condition numbers up to ~1e24): never a NaN; a
+    /// typed error or a finite solution whose residual matches faer's dense LU.
+    #[test]
+    fn solve_refined_extreme_ratios((m, n, dense, dens, seed) in instance_strategy()) {
+        let inst = Instance::random(m, n, dense, dens, seed);
+        let sc = Scalings::random(&inst, -12.0, 12.0, seed);
+        let h = dense_h(&inst, &sc, 0.0);
+        let r = random_vec(h.nrows(), seed);
+        let lu_res = rel_residual(&h, &dense_lu_solve(&h, &r), &r);
+        let mut sys = inst.system();
+        match sys.factor(&sc.as_ref()) {
+            Ok(_) => {
+                let mut z = vec![0.0; r.len()];
+                let info = sys.solve_refined(&sc.as_ref(), &r, &mut z, 1e-12, 10).unwrap();
+                let res = rel_residual(&h, &z, &r);
+                // the reported residual is the true one
+                // faer's LU is the yardstick: where it solves the system (relative residual
+                // ≤ 1e-6), the refined structured solve reaches 1e-10 or is within 100× of LU.
+                if lu_res <= 1e-6 {
+                    prop_assert!(res <= 1e-10_f64.max(100.0 * lu_res),
+                        "refined residual {res} (lu {lu_res}, {info:?})");
+                }
+                prop_assert!(z.iter().all(|e| e.is_finite()));
+            }
+            // breakdown must be a typed error, never a NaN
+            Err(LinalgError::NotPositiveDefinite { .. }) => {}
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+        }
+    }
+
+    /// With a static regularisation δ, refinement against the exact H removes the bias.
+    #[test]
+    fn static_regularization_refined_away((m, n, dense, dens, seed) in instance_strategy()) {
+        let inst = Instance::random(m, n, dense, dens, seed);
+        let sc = Scalings::random(&inst, -1.0, 1.0, seed);
+        let h = dense_h(&inst, &sc, 0.0);
+        let r = random_vec(h.nrows(), seed);
+        let settings = DsxSettings { static_regularization: 1e-4, ..DsxSettings::default() };
+        let mut sys = DsxSystem::try_new_with(inst.rows(), &inst.y, &inst.v, inst.p, settings).unwrap();
+        sys.factor(&sc.as_ref()).unwrap();
+        // the direct solve matches H + δI
+        let hd = dense_h(&inst, &sc, 1e-4);
+        let mut z = r.clone();
+        sys.solve_in_place(&mut z).unwrap();
+        prop_assert!(rel_residual(&hd, &z, &r) <= 1e-10);
+        let info = sys.solve_refined(&sc.as_ref(), &r, &mut z, 1e-12, 20).unwrap();
+        prop_assert!(info.relative_residual <= 1e-11, "{info:?}");
+        prop_assert!(rel_residual(&h, &z, &r) <= 1e-11);
+    }
+
+    /// Dense rows and the same rows given as CSR with every entry stored agree.
+    #[test]
+    fn dense_equals_full_csr((m, n, _d, _dens, seed) in instance_strategy()) {
+        let inst = Instance::random(m, n, true, 1.0, seed);
+        let indptr: Vec<usize> = (0..=m).map(|i| i * n).collect();
+        let indices: Vec<usize> = (0..m).flat_map(|_| 0..n).collect();
+        let csr = RowsRef::Csr { indptr: &indptr, indices: &indices, values: &inst.data, n };
+        let sc = Scalings::random(&inst, -1.0, 1.0, seed);
+        let mut a = inst.system();
+        let mut b = DsxSystem::try_new_with(csr, &inst.y, &inst.v, inst.p,
+            settings_with(SchurKernel::SparseScatter, 256)).unwrap();
+        a.factor(&sc.as_ref()).unwrap();
+        b.factor(&sc.as_ref()).unwrap();
+        let r = random_vec(a.len(), seed);
+        let (mut za, mut zb) = (r.clone(), r.clone());
+        a.solve_in_place(&mut za).unwrap();
+        b.solve_in_place(&mut zb).unwrap();
+        let err: Vec<f64> = za.iter().zip(&zb).map(|(x, y)| x - y).collect();
+        prop_assert!(norm(&err) <= 1e-10 * norm(&za));
+    }
+}
+
+#[test]
+fn one_example_one_feature() {
+    for dense in [true, false] {
+        let inst = Instance::random(1, 1, dense, 1.0, 7);
+        let sc = Scalings::random(&inst, -1.0, 1.0, 7);
+        let mut sys = inst.system();
+        sys.factor(&sc.as_ref()).unwrap();
+        let h = dense_h(&inst, &sc, 0.0);
+        let r = random_vec(sys.len(), 3);
+        let mut z = r.clone();
+        sys.solve_in_place(&mut z).unwrap();
+        assert!(rel_residual(&h, &z, &r) <= 1e-12);
+    }
+}
+
+#[test]
+fn layout_and_sparse_reduction() {
+    // row 0: {1}, row 1: empty, row 2: {0, 2}
+    let indptr = [0, 1, 1, 3];
+    let indices = [1, 0, 2];
+    let values = [2.0, -1.0, 0.5];
+    let v = [1.0, 2.0, 4.0];
+    let sys = DsxSystem::try_new(
+        RowsRef::Csr {
+            indptr: &indptr,
+            indices: &indices,
+            values: &values,
+            n: 3,
+        },
+        &[1.0, -1.0, 1.0],
+        &v,
+        10.0,
+    )
+    .unwrap();
+    assert_eq!(sys.len(), 3 + 1 + 3 + 2 * 3);
+    assert_eq!(sys.example_offset(0), 4);
+    assert_eq!(sys.example_offset(1), 7);
+    assert_eq!(sys.example_offset(2), 9);
+    assert_eq!(sys.support(2).collect::<Vec<_>>(), vec![0, 2]);
+    assert_eq!(sys.v0(0), 5.0);
+    assert_eq!(sys.v0(1), 7.0);
+    assert_eq!(sys.p_eff(2), 8.0);
+    assert_eq!(sys.n_rows(), 3 + 3);
+    assert_eq!(sys.row_offset(2), 3);
+}
+
+fn tiny() -> Instance {
+    Instance::random(3, 4, false, 0.6, 11)
+}
+
+#[test]
+fn invalid_scalings_are_typed_errors() {
+    let inst = tiny();
+    let mut sys = inst.system();
+    let base = Scalings::random(&inst, -1.0, 1.0, 1);
+    let mut s = base.clone();
+    s.phi[0] = f64::NAN;
+    assert!(matches!(
+        sys.factor(&s.as_ref()),
+        Err(LinalgError::InvalidValue {
+            name: "phi",
+            index: 0,
+            ..
+        })
+    ));
+    let mut s = base.clone();
+    s.rho[1] = -1.0;
+    assert!(matches!(
+        sys.factor(&s.as_ref()),
+        Err(LinalgError::InvalidValue {
+            name: "rho",
+            index: 1,
+            ..
+        })
+    ));
+    let mut s = base.clone();
+    s.theta.pop();
+    assert!(matches!(
+        sys.factor(&s.as_ref()),
+        Err(LinalgError::DimensionMismatch { name: "theta", .. })
+    ));
+    let mut s = base.clone();
+    s.b_diag = f64::INFINITY;
+    assert!(matches!(
+        sys.factor(&s.as_ref()),
+        Err(LinalgError::InvalidValue { name: "b_diag", .. })
+    ));
+    // a failed factor invalidates the previous one
+    let mut r = vec![0.0; sys.len()];
+    assert_eq!(sys.solve_in_place(&mut r), Err(LinalgError::NotFactored));
+}
+
+#[test]
+fn zero_pivots_are_typed_errors() {
+    let inst = Instance::random(3, 4, true, 1.0, 5);
+    let mut sys = inst.system();
+    let base = Scalings::random(&inst, -1.0, 1.0, 1);
+    // Δ = φ + σ = 0 in example 1, entry 2
+    let mut s = base.clone();
+    s.phi[4 + 2] = 0.0;
+    s.sigma[4 + 2] = 0.0;
+    assert!(matches!(
+        sys.factor(&s.as_ref()),
+        Err(LinalgError::NotPositiveDefinite {
+            block: Block::Example(1),
+            pivot: 2,
+            ..
+        })
+    ));
+    // κ = 0
+    let mut s = base.clone();
+    s.kappa[2] = 0.0;
+    assert!(matches!(
+        sys.factor(&s.as_ref()),
+        Err(LinalgError::NotPositiveDefinite {
+            block: Block::Example(2),
+            pivot: 5,
+            ..
+        })
+    ));
+    // a static regularisation fixes both
+    let mut sys = DsxSystem::try_new_with(
+        inst.rows(),
+        &inst.y,
+        &inst.v,
+        inst.p,
+        DsxSettings {
+            static_regularization: 1e-8,
+            ..DsxSettings::default()
+        },
+    )
+    .unwrap();
+    s.phi[6] = 0.0;
+    s.sigma[6] = 0.0;
+    sys.factor(&s.as_ref()).unwrap();
+}
+
+#[test]
+fn singular_schur_is_typed_error_or_regularized() {
+    // feature 2 never appears and ω_2 = 0: H is singular in w_2.
+    let indptr = [0, 2, 3];
+    let indices = [0, 1, 1];
+    let values = [1.0, -2.0, 0.5];
+    let rows = RowsRef::Csr {
+        indptr: &indptr,
+        indices: &indices,
+        values: &values,
+        n: 3,
+    };
+    let y = [1.0, -1.0];
+    let v = [1.0, 1.0, 1.0];
+    let theta = [1.0, 2.0];
+    let phi = [1.0, 0.5, 2.0];
+    let w_diag = [1.0, 1.0, 0.0];
+    let sigma = [1.0, 1.0, 1.0];
+    let rho = [1.0, 1.0];
+    let kappa = [1.0, 1.0];
+    let sc = DsxScalings {
+        theta: &theta,
+        phi: &phi,
+        w_diag: &w_diag,
+        b_diag: 0.0,
+        sigma: &sigma,
+        rho: &rho,
+        kappa: &kappa,
+    };
+    let mut sys = DsxSystem::try_new(rows, &y, &v, 2.0).unwrap();
+    assert!(matches!(
+        sys.factor(&sc),
+        Err(LinalgError::NotPositiveDefinite {
+            block: Block::Schur,
+            pivot: 2,
+            ..
+        })
+    ));
+    let settings = DsxSettings {
+        dynamic_regularization: Some(DynamicRegularization {
+            epsilon: 1e-12,
+            delta: 1e-8,
+        }),
+        ..DsxSettings::default()
+    };
+    let mut sys = DsxSystem::try_new_with(rows, &y, &v, 2.0, settings).unwrap();
+    let info = sys.factor(&sc).unwrap();
+    assert_eq!(info.regularized_pivots, 1);
+    let mut r = vec![1.0; sys.len()];
+    sys.solve_in_place(&mut r).unwrap();
+    assert!(r.iter().all(|e| e.is_finite()));
+}
+
+#[test]
+fn construction_validates_inputs() {
+    let data = [1.0, 2.0, 3.0, 4.0];
+    let d = |m, n| RowsRef::Dense { data: &data, m, n };
+    let ok_y = [1.0, -1.0];
+    let ok_v = [1.0, 1.0];
+    assert!(DsxSystem::try_new(d(2, 2), &ok_y, &ok_v, 1.0).is_ok());
+    assert!(matches!(
+        DsxSystem::try_new(d(2, 3), &ok_y, &ok_v, 1.0),
+        Err(LinalgError::DimensionMismatch {
+            name: "rows.data",
+            ..
+        })
+    ));
+    assert!(matches!(
+        DsxSystem::try_new(d(0, 2), &[], &ok_v, 1.0),
+        Err(LinalgError::EmptyDimension { name: "m" })
+    ));
+    assert!(matches!(
+        DsxSystem::try_new(d(2, 2), &[1.0, 0.5], &ok_v, 1.0),
+        Err(LinalgError::InvalidValue {
+            name: "y",
+            index: 1,
+            ..
+        })
+    ));
+    assert!(matches!(
+        DsxSystem::try_new(d(2, 2), &ok_y, &[1.0], 1.0),
+        Err(LinalgError::DimensionMismatch { name: "v", .. })
+    ));
+    assert!(matches!(
+        DsxSystem::try_new(d(2, 2), &ok_y, &[1.0, -1.0], 1.0),
+        Err(LinalgError::InvalidValue {
+            name: "v",
+            index: 1,
+            ..
+        })
+    ));
+    assert!(matches!(
+        DsxSystem::try_new(d(2, 2), &ok_y, &ok_v, 0.0),
+        Err(LinalgError::InvalidValue { name: "p", .. })
+    ));
+    let bad = [1.0, f64::NAN, 3.0, 4.0];
+    assert!(matches!(
+        DsxSystem::try_new(
+            RowsRef::Dense {
+                data: &bad,
+                m: 2,
+                n: 2
+            },
+            &ok_y,
+            &ok_v,
+            1.0
+        ),
+        Err(LinalgError::InvalidValue {
+            name: "rows.data",
+            index: 1,
+            ..
+        })
+    ));
+    let csr = |indptr: &'static [usize], indices: &'static [usize]| RowsRef::Csr {
+        indptr,
+        indices,
+        values: &[1.0, 1.0, 1.0][..indices.len()],
+        n: 2,
+    };
+    assert!(matches!(
+        DsxSystem::try_new(csr(&[0, 2, 2], &[1, 0]), &ok_y, &ok_v, 1.0),
+        Err(LinalgError::InvalidCsr { row: 0, .. })
+    ));
+    assert!(matches!(
+        DsxSystem::try_new(csr(&[0, 1, 2], &[0, 2]), &ok_y, &ok_v, 1.0),
+        Err(LinalgError::InvalidCsr { row: 1, .. })
+    ));
+    assert!(matches!(
+        DsxSystem::try_new(csr(&[0, 2, 1], &[0]), &ok_y, &ok_v, 1.0),
+        Err(LinalgError::InvalidCsr { row: 1, .. })
+    ));
+    assert!(matches!(
+        DsxSystem::try_new(csr(&[0, 1, 3], &[0]), &ok_y, &ok_v, 1.0),
+        Err(LinalgError::DimensionMismatch {
+            name: "rows.indices",
+            ..
+        })
+    ));
+    assert!(matches!(
+        DsxSystem::try_new(csr(&[1, 1, 1], &[0]), &ok_y, &ok_v, 1.0),
+        Err(LinalgError::InvalidCsr { row: 0, .. })
+    ));
+    let settings = DsxSettings {
+        static_regularization: -1.0,
+        ..DsxSettings::default()
+    };
+    assert!(matches!(
+        DsxSystem::try_new_with(d(2, 2), &ok_y, &ok_v, 1.0, settings),
+        Err(LinalgError::InvalidValue {
+            name: "settings.static_regularization",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn refactor_reuses_buffers_with_new_scalings() {
+    let inst = Instance::random(6, 5, false, 0.5, 3);
+    let mut sys = inst.system();
+    for it in 0..5u64 {
+        let sc = Scalings::random(&inst, -3.0, 3.0, 100 + it);
+        sys.factor(&sc.as_ref()).unwrap();
+        let h = dense_h(&inst, &sc, 0.0);
+        let r = random_vec(sys.len(), it);
+        let mut z = vec![0.0; r.len()];
+        let info = sys
+            .solve_refined(&sc.as_ref(), &r, &mut z, 1e-13, 5)
+            .unwrap();
+        assert!(rel_residual(&h, &z, &r) <= 1e-10, "{info:?}");
+    }
+}
+
+/// Statistics over many extreme instances (scalings 1e-12 … 1e12, condition numbers up to
+/// ~1e24): the normwise backward error `‖r − Hz‖ / (‖H‖_F ‖z‖ + ‖r‖)` of the refined
+/// structured solve against that of faer's dense LU.
+#[test]
+fn extreme_ratio_statistics() {
+    let (mut ours_ok, mut lu_ok, mut ours_rel, mut lu_rel) = (0, 0, 0, 0);
+    let eta = |h: &faer::Mat<f64>, z: &[f64], r: &[f64]| {
+        let res = rel_residual(h, z, r) * norm(r);
+        res / (h.norm_l2() * norm(z) + norm(r))
+    };
+    for seed in 0..300u64 {
+        let inst = Instance::random(4, 5, seed % 2 == 0, 0.5, seed);
+        let sc = Scalings::random(&inst, -12.0, 12.0, seed);
+        let h = dense_h(&inst, &sc, 0.0);
+        let r = random_vec(h.nrows(), seed);
+        let zl = dense_lu_solve(&h, &r);
+        if eta(&h, &zl, &r) <= 1e-15 {
+            lu_ok += 1;
+        }
+        if rel_residual(&h, &zl, &r) <= 1e-10 {
+            lu_rel += 1;
+        }
+        let mut sys = inst.system();
+        if sys.factor(&sc.as_ref()).is_ok() {
+            let mut z = vec![0.0; r.len()];
+            sys.solve_refined(&sc.as_ref(), &r, &mut z, 1e-12, 10)
+                .unwrap();
+            if eta(&h, &z, &r) <= 1e-15 {
+                ours_ok += 1;
+            }
+            if rel_residual(&h, &z, &r) <= 1e-10 {
+                ours_rel += 1;
+            }
+        }
+    }
+    // Measured: backward error ≤ 1e-15 in 300/300 (ours) vs 295/300 (LU); relative residual
+    // ≤ 1e-10 in 11/300 vs 12/300 (unattainable by any method at condition ~1e24).
+    let msg = format!("ours {ours_ok} {ours_rel}, lu {lu_ok} {lu_rel}");
+    assert!(ours_ok >= lu_ok && ours_ok >= 290, "{msg}");
+    assert!(ours_rel + 3 >= lu_rel, "{msg}");
+}

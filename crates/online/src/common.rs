@@ -1,0 +1,128 @@
+//! Input checks and small numeric helpers shared by every learner of the crate.
+
+use bulwark_core::{Dataset, Error, Location, Result, Sign};
+use serde::{Deserialize, Serialize};
+
+/// Feature values `v` of the DSX feature budget (the same two choices as the LP learner).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FeatureValues {
+    /// `v_j = 1` for every feature.
+    Uniform,
+    /// User-given values, e.g. mutual-information values; one per feature, finite and `≥ 0`.
+    Given(Vec<f64>),
+}
+
+impl FeatureValues {
+    /// The values resolved for `n` features (a shape error when a given vector has another length).
+    pub fn resolve(&self, n: usize) -> Result<Vec<f64>> {
+        match self {
+            FeatureValues::Uniform => Ok(vec![1.0; n]),
+            FeatureValues::Given(v) if v.len() == n => Ok(v.clone()),
+            FeatureValues::Given(v) => Err(Error::shape(
+                "feature values vs data features",
+                n,
+                v.len(),
+            )),
+        }
+    }
+    pub(crate) fn check(&self) -> Result<()> {
+        if let FeatureValues::Given(v) = self
+            && let Some((j, x)) = v
+                .iter()
+                .enumerate()
+                .find(|(_, x)| !(x.is_finite() && **x >= 0.0))
+        {
+            return Err(Error::param(
+                format!("values[{}]", j + 1),
+                x,
+                "a finite feature value >= 0",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The checks every binary learner makes before training: non-empty, binary, both classes
+/// present, every value finite, at least one feature, no example weights (unsupported here).
+pub(crate) fn binary_training_labels<'a>(data: &'a Dataset, algorithm: &str) -> Result<&'a [Sign]> {
+    if data.is_empty() {
+        return Err(Error::param("data", "empty", "at least one example"));
+    }
+    let y = data.require_two_classes()?;
+    data.check_finite()?;
+    if data.n_features() == 0 {
+        return Err(Error::param("data", "0 features", "at least one feature"));
+    }
+    if data.weights().is_some() {
+        return Err(Error::input(
+            Location::source(data.name()),
+            format!("{algorithm}: example weights are not supported; drop them or resample"),
+        ));
+    }
+    Ok(y)
+}
+
+/// `C` must be finite and `> 0`.
+pub(crate) fn check_c(c: f64) -> Result<()> {
+    bulwark_core::error::check_positive("C", c).map(|_| ())
+}
+
+/// A tolerance in `(0, 1)`.
+pub(crate) fn check_tolerance(name: &str, t: f64) -> Result<()> {
+    if t.is_finite() && t > 0.0 && t < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::param(name, t, "a number in (0, 1)"))
+    }
+}
+
+/// A count that must be at least 1.
+pub(crate) fn check_at_least_one(name: &str, k: usize) -> Result<()> {
+    if k >= 1 {
+        Ok(())
+    } else {
+        Err(Error::param(name, k, "at least 1"))
+    }
+}
+
+/// Dot product with four independent accumulators (vectorises; order-stable for a given length).
+#[inline]
+pub(crate) fn dot4(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut s = [0.0f64; 4];
+    let chunks = n / 4;
+    for k in 0..chunks {
+        let i = 4 * k;
+        s[0] += a[i] * b[i];
+        s[1] += a[i + 1] * b[i + 1];
+        s[2] += a[i + 2] * b[i + 2];
+        s[3] += a[i + 3] * b[i + 3];
+    }
+    let mut tail = 0.0;
+    for i in 4 * chunks..n {
+        tail += a[i] * b[i];
+    }
+    (s[0] + s[1]) + (s[2] + s[3]) + tail
+}
+
+/// `log(1 + exp(t))` without overflow.
+#[inline]
+pub(crate) fn softplus(t: f64) -> f64 {
+    if t > 0.0 {
+        t + (-t).exp().ln_1p()
+    } else {
+        t.exp().ln_1p()
+    }
+}
+
+/// The logistic function `1 / (1 + exp(−t))` without overflow.
+#[inline]
+pub(crate) fn sigmoid(t: f64) -> f64 {
+    if t >= 0.0 {
+        1.0 / (1.0 + (-t).exp())
+    } else {
+        let e = t.exp();
+        e / (1.0 + e)
+    }
+}

@@ -1,0 +1,13 @@
+#![doc = include_str!("../README.md")]
+
+mod common;
+mod dualcd;
+mod knapsack;
+pub mod logreg;
+pub mod o2b;
+pub mod svm;
+
+pub use common::FeatureValues;
+pub use logreg::{LogregParams, logreg_objective};
+pub use o2b::{O2bOnline, O2bParams, theorem4_bound, theorem4_step};
+pub use svm::{FdropParams, SvmParams, fdrop_objective};

@@ -1,0 +1,116 @@
+//! Shared test helpers: random data and a clarabel QP for the SVM / FDROP primal.
+#![allow(dead_code)]
+
+use bulwark_core::{Dataset, DenseMatrix, Sign, rng_from_seed};
+use clarabel::algebra::CscMatrix;
+use clarabel::solver::{
+    DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,
+};
+use rand::Rng as _;
+use rand_distr::{Distribution, StandardNormal};
+
+/// Two overlapping Gaussian classes, `m × n`, class means ±`shift` on every feature.
+pub fn gaussian_data(m: usize, n: usize, shift: f64, seed: u64) -> Dataset {
+    let mut rng = rng_from_seed(seed);
+    let mut rows = Vec::with_capacity(m);
+    let mut y = Vec::with_capacity(m);
+    for i in 0..m {
+        let s = if i % 2 == 0 { Sign::Pos } else { Sign::Neg };
+        let row: Vec<f64> = (0..n)
+            .map(|_| {
+                let z: f64 = StandardNormal.sample(&mut rng);
+                z + shift * s.as_f64() * rng.random_range(0.5..1.5)
+            })
+            .collect();
+        rows.push(row);
+        y.push(s);
+    }
+    Dataset::binary("gauss", DenseMatrix::from_rows(&rows).unwrap(), y).unwrap()
+}
+
+/// Dense constraint rows `a·x ≤ rhs` into clarabel's CSC.
+fn csc_from_rows(rows: &[Vec<(usize, f64)>], ncols: usize) -> CscMatrix<f64> {
+    let mut cols: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ncols];
+    for (r, row) in rows.iter().enumerate() {
+        for &(c, v) in row {
+            cols[c].push((r, v));
+        }
+    }
+    let mut colptr = vec![0];
+    let mut rowval = Vec::new();
+    let mut nzval = Vec::new();
+    for col in cols {
+        for (r, v) in col {
+            rowval.push(r);
+            nzval.push(v);
+        }
+        colptr.push(rowval.len());
+    }
+    CscMatrix::new(rows.len(), ncols, colptr, rowval, nzval)
+}
+
+/// The FDROP primal (k = 0: the SVM) solved as a QP by clarabel; returns (objective, w, b).
+/// Variables: w (n), b, ξ (m), t (m), u (m·n); top-k sum as min_t k t + Σ [z_j − t]_+.
+pub fn clarabel_fdrop(data: &Dataset, c: f64, k: usize) -> (f64, Vec<f64>, f64) {
+    let (m, n) = (data.len(), data.n_features());
+    let y = data.binary_labels().unwrap();
+    let nv = n + 1 + m + m + m * n;
+    let (ib, ixi, it, iu) = (n, n + 1, n + 1 + m, n + 1 + 2 * m);
+    let mut rows: Vec<Vec<(usize, f64)>> = Vec::new();
+    let mut rhs = Vec::new();
+    for i in 0..m {
+        let yi = y[i].as_f64();
+        let x: Vec<f64> = {
+            let mut v = vec![0.0; n];
+            data.row(i).to_dense_into(&mut v);
+            v
+        };
+        // 1 − y(w·x + b) + k t_i + Σ u_ij − ξ_i ≤ 0
+        let mut r: Vec<(usize, f64)> = (0..n).map(|j| (j, -yi * x[j])).collect();
+        r.push((ib, -yi));
+        r.push((ixi + i, -1.0));
+        if k > 0 {
+            r.push((it + i, k as f64));
+            for j in 0..n {
+                r.push((iu + i * n + j, 1.0));
+            }
+        }
+        rows.push(r);
+        rhs.push(-1.0);
+        // −ξ ≤ 0, −t ≤ 0
+        rows.push(vec![(ixi + i, -1.0)]);
+        rhs.push(0.0);
+        rows.push(vec![(it + i, -1.0)]);
+        rhs.push(0.0);
+        for j in 0..n {
+            // y x_j w_j − t − u ≤ 0 ; −u ≤ 0
+            rows.push(vec![(j, yi * x[j]), (it + i, -1.0), (iu + i * n + j, -1.0)]);
+            rhs.push(0.0);
+            rows.push(vec![(iu + i * n + j, -1.0)]);
+            rhs.push(0.0);
+        }
+    }
+    let a = csc_from_rows(&rows, nv);
+    let mut q = vec![0.0; nv];
+    for qi in &mut q[ixi..ixi + m] {
+        *qi = c;
+    }
+    let p = {
+        let colptr: Vec<usize> = (0..=nv).map(|j| j.min(n)).collect();
+        CscMatrix::new(nv, nv, colptr, (0..n).collect(), vec![1.0; n])
+    };
+    let cones = [SupportedConeT::NonnegativeConeT(rows.len())];
+    let settings = DefaultSettingsBuilder::default()
+        .verbose(false)
+        .tol_gap_abs(1e-10)
+        .tol_gap_rel(1e-10)
+        .tol_feas(1e-10)
+        .max_iter(400)
+        .build()
+        .unwrap();
+    let mut solver = DefaultSolver::new(&p, &q, &a, &rhs, &cones, settings).unwrap();
+    solver.solve();
+    assert_eq!(solver.solution.status, SolverStatus::Solved);
+    let x = &solver.solution.x;
+    (solver.solution.obj_val, x[..n].to_vec(), x[n])
+}
