@@ -20,12 +20,13 @@
 use serde::{Deserialize, Serialize};
 
 use bulwark_core::{
-    Dataset, DecisionFunction, Error, Linear, Result, TestTimeAttack, rng_from_seed,
+    Dataset, DecisionFunction, Error, Linear, Result, TestTimeAttack, rng_for_stream, rng_from_seed,
 };
 
 use crate::attack::{Attack, check_model_data};
 use crate::budget::{AttackBudget, check_budget};
 use crate::knapsack::{self, DEFAULT_NODE_LIMIT};
+use crate::noise::{CloudDirection, GaussianCloud, UniformNoise};
 
 /// The error of a model under one attack at one budget.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,6 +49,76 @@ pub struct EvalReport {
     pub touched: Option<usize>,
     /// Examples whose exact search hit the node limit (`exact-delete` only).
     pub incomplete: usize,
+}
+
+/// One point of an error-versus-noise curve (mean over repetitions).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NoisePoint {
+    /// Noise magnitude (`a` of `U(−a, a)`, or `σ`).
+    pub magnitude: f64,
+    /// Mean error over the repetitions.
+    pub error: f64,
+    /// Standard deviation of the error over the repetitions (divisor `r − 1`; 0 for one).
+    pub std: f64,
+}
+
+/// Which noise cloud [`error_vs_noise`] adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoiseKind {
+    /// [`UniformNoise`] with `a` = the magnitude.
+    Uniform,
+    /// [`GaussianCloud`] with `σ` = the magnitude, in the given direction.
+    Gaussian(CloudDirection),
+}
+
+/// GURU's noise-robustness curve (Figs. 2.5, 2.7): for each magnitude, the error averaged over
+/// `repeats ≥ 1` noise draws; repetition `r` draws from `rng_for_stream(seed, r)` at every
+/// magnitude.
+pub fn error_vs_noise<M: Linear + ?Sized>(
+    model: &M,
+    data: &Dataset,
+    kind: NoiseKind,
+    magnitudes: &[f64],
+    repeats: usize,
+    seed: u64,
+) -> Result<Vec<NoisePoint>> {
+    check_model_data(model, data)?;
+    check_nonempty(data)?;
+    if repeats == 0 {
+        return Err(Error::param("repeats", repeats, "at least 1"));
+    }
+    let m = data.len() as f64;
+    magnitudes
+        .iter()
+        .map(|&mag| {
+            let mut errs = Vec::with_capacity(repeats);
+            for r in 0..repeats {
+                let mut rng = rng_for_stream(seed, r as u64);
+                let noisy = match kind {
+                    NoiseKind::Uniform => UniformNoise { a: mag }.apply(data, &mut rng)?,
+                    NoiseKind::Gaussian(direction) => GaussianCloud {
+                        sigma: mag,
+                        direction,
+                    }
+                    .apply(model.weights(), data, &mut rng)?,
+                };
+                errs.push(count_errors(model, &noisy)? as f64 / m);
+            }
+            let k = errs.len() as f64;
+            let mean = errs.iter().sum::<f64>() / k;
+            let std = if errs.len() > 1 {
+                (errs.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt()
+            } else {
+                0.0
+            };
+            Ok(NoisePoint {
+                magnitude: mag,
+                error: mean,
+                std,
+            })
+        })
+        .collect()
 }
 
 /// One point of an error-versus-budget curve.
@@ -187,6 +258,8 @@ pub enum DecidedBy {
     Exact,
     /// Undecided: the node limit was hit.
     NodeLimit,
+    /// Undecided: the exact search was switched off ([`CertifyOptions::exact`]).
+    NotSearched,
 }
 
 /// The certificate of one example.
@@ -304,7 +377,7 @@ pub fn certify_with<M: Linear + ?Sized>(
         } else if r < margin {
             (Verdict::Robust, DecidedBy::Relaxation)
         } else if !options.exact {
-            (Verdict::Undecided, DecidedBy::NodeLimit)
+            (Verdict::Undecided, DecidedBy::NotSearched)
         } else {
             let (s, reached) = knapsack::decide(&items, n, options.node_limit, margin);
             best = best.max(s.deletion.damage);

@@ -86,7 +86,7 @@ pub struct Solution {
 pub const DP_MAX_CELLS: usize = 20_000_000;
 
 /// Default per-example branch-and-bound node limit.
-pub const DEFAULT_NODE_LIMIT: u64 = 200_000;
+pub const DEFAULT_NODE_LIMIT: u64 = 1_000_000;
 
 /// The candidate items of one example: features with `c_j = y w_j x_j > 0` (zero entries of `x`
 /// and non-positive contributions are never worth deleting). `w` and `values` must cover every

@@ -18,9 +18,9 @@ pub use contaminate::{
     orthogonal_directions,
 };
 pub use eval::{
-    Certificate, CertifyOptions, CurvePoint, DecidedBy, EvalReport, ExampleCertificate, Verdict,
-    attacked_dataset, certify, certify_curve, certify_with, error_vs_budget, evaluate,
-    evaluate_attack,
+    Certificate, CertifyOptions, CurvePoint, DecidedBy, EvalReport, ExampleCertificate, NoiseKind,
+    NoisePoint, Verdict, attacked_dataset, certify, certify_curve, certify_with, error_vs_budget,
+    error_vs_noise, evaluate, evaluate_attack,
 };
 pub use knapsack::{DEFAULT_NODE_LIMIT, Deletion, Item, Method, Solution};
 pub use noise::{CloudDirection, GaussianCloud, UniformNoise};

@@ -426,3 +426,26 @@ fn gaussian_cloud_along_weights_moves_only_along_w() {
             .all(|(x, y)| (x - y).abs() <= 0.25)
     );
 }
+
+#[test]
+fn noise_curves_start_at_the_clean_error_and_are_seeded() {
+    use bulwark_adversary::{NoiseKind, error_vs_noise};
+    let (model, data) = toy(200, 6, 12);
+    let clean = evaluate(&model, &data, &Attack::new(AttackKind::None), 0.0, 0)
+        .unwrap()
+        .error;
+    for kind in [
+        NoiseKind::Uniform,
+        NoiseKind::Gaussian(CloudDirection::Isotropic),
+        NoiseKind::Gaussian(CloudDirection::AlongWeights),
+    ] {
+        let mags = [0.0, 0.5, 1000.0];
+        let c = error_vs_noise(&model, &data, kind, &mags, 5, 9).unwrap();
+        assert_eq!(c, error_vs_noise(&model, &data, kind, &mags, 5, 9).unwrap());
+        assert_eq!((c[0].error, c[0].std), (clean, 0.0), "{kind:?}");
+        assert!(c[1].std > 0.0, "{kind:?}");
+        assert!((c[2].error - 0.5).abs() < 0.15, "{kind:?}: {c:?}");
+        assert!(error_vs_noise(&model, &data, kind, &mags, 0, 9).is_err());
+        assert!(error_vs_noise(&model, &data, kind, &[-1.0], 1, 9).is_err());
+    }
+}

@@ -31,6 +31,21 @@ pub enum Command {
         after_help = "Examples:\n  bulwark train --algo lp --data wdbc --scale minmax --budget 5 --C 1 --values mi --out wdbc.json\n  bulwark train --algo lp --data mnist10k --pair 3,8 --scale minmax --budget 50 --values mi --out m38.json --json"
     )]
     Train(TrainArgs),
+    /// Error of a model on (attacked) test data.
+    #[command(
+        after_help = "Examples:\n  bulwark eval --model wdbc.json --data wdbc --attack greedy-delete --budget 5 --json\n  bulwark eval --model m.json --data test.csv --attack greedy-corrupt --budget 3 --seed 7"
+    )]
+    Eval(EvalArgs),
+    /// Certified robust error of a linear model under worst-case feature deletion.
+    #[command(
+        after_help = "Example:\n  bulwark certify --model wdbc.json --data wdbc --budget 5 --json"
+    )]
+    Certify(CertifyArgs),
+    /// Write the attacked copy of a data set (CSV, in the data's original units).
+    #[command(
+        after_help = "Example:\n  bulwark attack --model wdbc.json --data wdbc --attack greedy-delete --budget 5 --out attacked.csv.gz"
+    )]
+    Attack(AttackArgs),
     /// A short end-to-end demonstration on the embedded wdbc data (no data directory needed).
     #[command(after_help = "Example:\n  bulwark demo --budget 3 --seed 1")]
     Demo(DemoArgs),
@@ -185,4 +200,94 @@ fn positive_f64(s: &str) -> Result<f64, String> {
     } else {
         Err(format!("`{s}` must be a finite number > 0"))
     }
+}
+
+/// Data and task shared by the evaluation commands.
+#[derive(Debug, Args)]
+pub struct EvalData {
+    /// Model file written by `bulwark train`.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Test data: a built-in name or a file (scaled with the model's scaler, if it has one).
+    #[arg(long)]
+    pub data: String,
+    /// Binary task from two classes A,B (A becomes +1).
+    #[arg(long, value_name = "A,B", conflicts_with = "positive")]
+    pub pair: Option<String>,
+    /// Binary task: this class is +1, all others -1.
+    #[arg(long, value_name = "CLASS")]
+    pub positive: Option<String>,
+    /// Feature values of the adversary's budget: `model` (those the model was trained with,
+    /// else uniform), uniform, mi (computed on these data) or a file with one value per line.
+    #[arg(long, default_value = "model")]
+    pub values: String,
+    /// Print a JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Test-time attacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AttackArg {
+    /// No attack.
+    None,
+    /// DSX §4 greedy deletion.
+    GreedyDelete,
+    /// DSX §4 greedy corruption (Gaussian noise with the training moments).
+    GreedyCorrupt,
+    /// Delete N random non-zero features (Globerson–Roweis protocol).
+    RandomDelete,
+    /// Exact worst-case deletion (0/1 knapsack per example).
+    ExactDelete,
+}
+
+/// `bulwark eval`
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    pub common: EvalData,
+    /// The attack.
+    #[arg(long, value_enum, default_value = "none")]
+    pub attack: AttackArg,
+    /// Adversary budget N (total value of deleted/corrupted features per example).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub budget: f64,
+    /// Seed of randomised attacks.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// `bulwark certify`
+#[derive(Debug, Args)]
+pub struct CertifyArgs {
+    #[command(flatten)]
+    pub common: EvalData,
+    /// Adversary budget N.
+    #[arg(long, allow_negative_numbers = true)]
+    pub budget: f64,
+    /// Branch-and-bound node limit per example (undecided examples widen the interval).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub node_limit: u64,
+    /// Include one record per example in the JSON output.
+    #[arg(long)]
+    pub per_example: bool,
+}
+
+/// `bulwark attack`
+#[derive(Debug, Args)]
+pub struct AttackArgs {
+    #[command(flatten)]
+    pub common: EvalData,
+    /// The attack.
+    #[arg(long, value_enum)]
+    pub attack: AttackArg,
+    /// Adversary budget N.
+    #[arg(long, allow_negative_numbers = true)]
+    pub budget: f64,
+    /// Seed of randomised attacks.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output CSV file (`.csv` or `.csv.gz`), header `label,<features>`.
+    #[arg(long)]
+    pub out: PathBuf,
 }

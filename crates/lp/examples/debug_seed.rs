@@ -20,7 +20,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => common::random_feasible_lp(seed),
     };
     println!("{:?}", common::clarabel_solve(&lp));
-    let s = IpmSettings::builder().verbose(true).backend(backend).build()?;
+    let mut b = IpmSettings::builder().verbose(true).backend(backend);
+    if let Ok(v) = std::env::var("LP_REFINE_TOL") {
+        b = b.refine_tol(v.parse()?);
+    }
+    if let Ok(v) = std::env::var("LP_STATIC_REG_VAR") {
+        b = b.static_reg_var(v.parse()?);
+    }
+    if let Ok(v) = std::env::var("LP_STATIC_REG") {
+        b = b.static_reg(v.parse()?);
+    }
+    let s = b.build()?;
     let sol = IpmSolver::new(&lp, s)?.with_log(std::io::stdout()).solve()?;
     println!("{} {}", sol.status, sol.objective);
     Ok(())

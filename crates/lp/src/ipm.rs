@@ -49,6 +49,10 @@
 //! `0` on equality rows — see [`crate::kkt`]. Each solve is followed by iterative
 //! refinement against the unregularised operator.
 //!
+//! Free variables (`D_j = 0`) get a proximal diagonal `ρ = free_reg` (default 1e-8, in
+//! the equilibrated units) in the Newton matrix; the IPM's refinement treats it as part
+//! of the operator. It perturbs the dual-residual reduction by `ρΔx_j` only.
+//!
 //! Predictor: `η = 1`, `σ = 0`. Corrector: `σ = (1 − α_aff)³`, `η = 1 − σ`, with
 //! Mehrotra's second-order term `Δp_aff∘Δz_aff`. Step `α = min(1, 0.99 α_max)`.
 //! Starting point: Mehrotra's heuristic (least-norm primal and dual solutions with
@@ -77,6 +81,8 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+const START_FLOOR: f64 = 0.1;
 
 type Callback<'a> = Box<dyn FnMut(&IterationInfo) -> ControlFlow<()> + 'a>;
 
@@ -404,7 +410,10 @@ impl<'m, 'b> Engine<'m, 'b> {
     fn factor(&mut self) -> Result<(), KktError> {
         let md = self.md;
         for j in 0..md.n {
-            self.var_diag[j] = self.dl[j] + self.du[j];
+            // free variables get a proximal term ρ (part of the Newton system, so the
+            // refinement includes it): without it H_jj = Σ a_ij²Θ_i → 0 when all rows of
+            // a free variable become inactive (e.g. while τ → 0 on infeasible problems)
+            self.var_diag[j] = if md.has_lo[j] || md.has_up[j] { self.dl[j] + self.du[j] } else { self.st.free_reg };
         }
         for i in 0..md.m {
             self.row_diag[i] = match md.row_kind[i] {
@@ -459,6 +468,11 @@ impl<'m, 'b> Engine<'m, 'b> {
                 // no improvement: revert the last correction
                 self.sx.copy_from_slice(&self.px);
                 self.sy.copy_from_slice(&self.py);
+                break;
+            }
+            if res > 0.5 * prev {
+                // slow progress: keep this (better) solution and stop
+                self.last_refine_res = res / (1.0 + rhs_norm);
                 break;
             }
             self.last_refine_res = res / (1.0 + rhs_norm);
@@ -555,16 +569,19 @@ impl<'m, 'b> Engine<'m, 'b> {
         }
         let (dp2, dz2) = if pz > 0.0 && sp > 0.0 && sz > 0.0 { (0.5 * pz / sz, 0.5 * pz / sp) } else { (1.0, 1.0) };
         let nb = self.nbounds as f64;
+        // floor: the data are equilibrated, so unit scale is meaningful; a nearly
+        // complementary but infeasible start (tiny μ) would otherwise stall
+        let floor = START_FLOOR;
         let mut mu = 0.0;
         for j in 0..nn {
             if md.has_lo[j] {
-                self.pl[j] = (self.pl[j] + dp2).max(1e-4 * (1.0 + sp / nb));
-                self.zl[j] = (self.zl[j] + dz2).max(1e-4 * (1.0 + sz / nb));
+                self.pl[j] = (self.pl[j] + dp2).max(floor);
+                self.zl[j] = (self.zl[j] + dz2).max(floor);
                 mu += self.pl[j] * self.zl[j];
             }
             if md.has_up[j] {
-                self.pu[j] = (self.pu[j] + dp2).max(1e-4 * (1.0 + sp / nb));
-                self.zu[j] = (self.zu[j] + dz2).max(1e-4 * (1.0 + sz / nb));
+                self.pu[j] = (self.pu[j] + dp2).max(floor);
+                self.zu[j] = (self.zu[j] + dz2).max(floor);
                 mu += self.pu[j] * self.zu[j];
             }
         }
@@ -938,7 +955,10 @@ impl<'m, 'b> Engine<'m, 'b> {
                 return Outcome { status: Status::NumericalError, reason: Some(format!("corrector: {e}")), iterations: iter, last };
             }
             let alpha = (self.st.step_fraction * self.max_step()).min(1.0);
-            if std::env::var("LP_DEBUG").is_ok() { eprintln!("DEBUG refine res {:.2e} a_aff {a_aff:.2e} sigma {sigma:.2e} tau {:.2e} kappa {:.2e}", self.last_refine_res, self.tau, self.kappa); }
+            if std::env::var("LP_DEBUG").is_ok() {
+                let f = |v: &[f64]| v.iter().fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+                eprintln!("DEBUG refine res {:.2e} a_aff {a_aff:.2e} sigma {sigma:.2e} tau {:.2e} kappa {:.2e} var {:?} row {:?} reg {} |y| {:.2e} |xi| {:.2e}", self.last_refine_res, self.tau, self.kappa, f(&self.var_diag), f(&self.row_diag), self.kkt.info().regularized_pivots, inf_norm(&self.y), inf_norm(&self.xi));
+            }
             for j in 0..md.nn {
                 self.xi[j] += alpha * self.dxi[j];
                 if md.has_lo[j] {

@@ -380,11 +380,20 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
         row_upper[i] = up;
     }
     let a = CscMatrix { nrows: m, ncols: n, col_ptr, row_idx, values };
-    let mut p = LpProblem::new(sense, c, offset, a, row_lower, row_upper, col_lower, col_upper)?
-        .with_names(col_names, row_names)?;
-    if let Some(nm) = name {
-        p = p.with_name(nm);
-    }
+    let p = LpProblem {
+        name,
+        sense,
+        c,
+        offset,
+        a,
+        row_lower,
+        row_upper,
+        col_lower,
+        col_upper,
+        col_names: Some(col_names),
+        row_names: Some(row_names),
+    };
+    p.validate()?;
     Ok(p)
 }
 

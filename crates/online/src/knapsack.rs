@@ -20,7 +20,8 @@ fn before(a: &Cand, b: &Cand) -> std::cmp::Ordering {
     b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
 
-/// The budget in the form the inner loop wants.
+/// The budget in the form the inner loop wants, with candidate buffers kept between calls
+/// (struct-of-arrays: ratio, feature, `c_j`).
 #[derive(Debug, Clone)]
 pub(crate) struct FastBudget {
     values: Vec<f64>,
@@ -30,6 +31,10 @@ pub(crate) struct FastBudget {
     inv_p: f64,
     uniform: bool,
     has_zero: bool,
+    rat: Vec<f64>,
+    idx: Vec<usize>,
+    cs: Vec<f64>,
+    ratios: Vec<f64>,
     cand: Vec<Cand>,
     deleted: Vec<(usize, f64)>,
 }
@@ -37,6 +42,7 @@ pub(crate) struct FastBudget {
 impl FastBudget {
     pub(crate) fn new(b: &FeatureBudget) -> Self {
         let values = b.values().to_vec();
+        let n = values.len();
         Self {
             inv_values: values
                 .iter()
@@ -47,8 +53,12 @@ impl FastBudget {
             budget: b.budget(),
             total: b.total(),
             inv_p: 1.0 / b.p(),
-            cand: Vec::with_capacity(values.len()),
-            deleted: Vec::with_capacity(values.len()),
+            rat: vec![0.0; n],
+            idx: vec![0; n],
+            cs: vec![0.0; n],
+            ratios: Vec::with_capacity(n),
+            cand: Vec::new(),
+            deleted: Vec::with_capacity(n),
             values,
         }
     }
@@ -61,36 +71,44 @@ impl FastBudget {
     /// The value inside the hinge (core's `WorstCase::value`); `deleted()` receives the deletion.
     pub(crate) fn value(&mut self, w: &[f64], b: f64, x: RowView<'_>, y: Sign) -> f64 {
         let y = y.as_f64();
-        self.cand.clear();
         self.deleted.clear();
-        let mut gain = 0.0;
-        let mut cand_weight = 0.0;
         let margin = b + match x {
             RowView::Dense(v) => dot4(v, w),
             RowView::Sparse { .. } => x.dot(w),
         };
-        let inv_p = self.inv_p;
+        let mut gain = 0.0;
         if self.budget > 0.0 || self.has_zero {
-            match x {
+            let inv_p = self.inv_p;
+            let (k, cand_weight) = match x {
                 RowView::Dense(v) if !self.has_zero => {
-                    // branch-free collection: write every slot, advance only on a candidate
                     let n = v.len();
-                    self.cand.resize(n, (0.0, 0, 0.0));
+                    let (rat, idx) = (&mut self.rat[..n], &mut self.idx[..n]);
+                    let w = &w[..n];
                     let mut k = 0;
-                    for (j, (&xj, &wj)) in v.iter().zip(w).enumerate() {
-                        let c = y * wj * xj;
-                        let r = if self.uniform { c } else { c * self.inv_values[j] };
-                        self.cand[k] = (r, j, c);
-                        k += usize::from(r > inv_p);
-                    }
-                    self.cand.truncate(k);
-                    cand_weight = if self.uniform {
-                        k as f64
+                    if self.uniform {
+                        for j in 0..n {
+                            let c = y * w[j] * v[j];
+                            rat[k] = c;
+                            idx[k] = j;
+                            k += usize::from(c > inv_p);
+                        }
+                        (k, k as f64)
                     } else {
-                        self.cand.iter().map(|c| self.values[c.1]).sum()
-                    };
+                        let (cs, iv) = (&mut self.cs[..n], &self.inv_values[..n]);
+                        for j in 0..n {
+                            let c = y * w[j] * v[j];
+                            let r = c * iv[j];
+                            rat[k] = r;
+                            cs[k] = c;
+                            idx[k] = j;
+                            k += usize::from(r > inv_p);
+                        }
+                        let weight = idx[..k].iter().map(|&j| self.values[j]).sum();
+                        (k, weight)
+                    }
                 }
                 _ => {
+                    let (mut k, mut weight) = (0, 0.0);
                     for (j, xj) in x.nonzeros() {
                         let c = y * w[j] * xj;
                         if self.has_zero && self.values[j] == 0.0 {
@@ -102,62 +120,89 @@ impl FastBudget {
                         }
                         let r = if self.uniform { c } else { c * self.inv_values[j] };
                         if r > inv_p {
-                            self.cand.push((r, j, c));
-                            cand_weight += self.values[j];
+                            self.rat[k] = r;
+                            self.cs[k] = c;
+                            self.idx[k] = j;
+                            k += 1;
+                            weight += self.values[j];
                         }
+                    }
+                    if self.uniform {
+                        // the uniform selection reads c from `rat`
+                        self.rat[..k].copy_from_slice(&self.cs[..k]);
+                    }
+                    (k, weight)
+                }
+            };
+            if self.budget > 0.0 && k > 0 {
+                gain += self.select(k, cand_weight);
+            }
+        }
+        self.total * self.inv_p - y * margin + gain
+    }
+
+    /// Greedy over the `k` candidates in the order (ratio ↓, index ↑) until the budget is
+    /// spent, without sorting: returns the gain and fills `deleted`.
+    fn select(&mut self, k: usize, cand_weight: f64) -> f64 {
+        let inv_p = self.inv_p;
+        let uniform = self.uniform;
+        let (rat, idx, cs, values) = (&self.rat[..k], &self.idx[..k], &self.cs[..k], &self.values);
+        let c_of = |t: usize| if uniform { rat[t] } else { cs[t] };
+        let mut gain = 0.0;
+        if cand_weight <= self.budget {
+            // every candidate fits whole (each prefix sum ≤ the total ≤ budget)
+            for t in 0..k {
+                self.deleted.push((idx[t], 1.0));
+                gain += c_of(t) - values[idx[t]] * inv_p;
+            }
+            return gain;
+        }
+        let mut left = self.budget;
+        if uniform {
+            // v_j = 1: in the order (ratio ↓, index ↑) the first ⌊N⌋ candidates go whole and the
+            // next one by N − ⌊N⌋. Find the ratio t of the last affected candidate by a
+            // selection on the ratios alone; candidates above t are whole, ties at t are taken
+            // in index order (the candidates are stored in index order).
+            let whole = left.floor() as usize;
+            let frac = left - whole as f64;
+            let q = whole + usize::from(frac > 0.0); // 1 ≤ q ≤ k since k > budget
+            self.ratios.clear();
+            self.ratios.extend_from_slice(rat);
+            let (_, t, _) = self
+                .ratios
+                .select_nth_unstable_by(q - 1, |a, b| b.total_cmp(a));
+            let t = *t;
+            let mut full_left = whole;
+            for s in 0..k {
+                if rat[s] > t {
+                    self.deleted.push((idx[s], 1.0));
+                    gain += rat[s] - inv_p;
+                    full_left -= 1;
+                }
+            }
+            let mut frac_left = frac > 0.0;
+            for s in 0..k {
+                if rat[s] == t {
+                    if full_left > 0 {
+                        self.deleted.push((idx[s], 1.0));
+                        gain += rat[s] - inv_p;
+                        full_left -= 1;
+                    } else if frac_left {
+                        self.deleted.push((idx[s], frac));
+                        gain += frac * (rat[s] - inv_p);
+                        frac_left = false;
+                    } else {
+                        break;
                     }
                 }
             }
+            return gain;
         }
-        if self.budget > 0.0 && !self.cand.is_empty() {
-            gain += self.select(cand_weight);
-        }
-        self.total * inv_p - y * margin + gain
-    }
-
-    /// Greedy over the candidates in the order (ratio ↓, index ↑) until the budget is spent,
-    /// without sorting: returns the gain and fills `deleted`.
-    fn select(&mut self, cand_weight: f64) -> f64 {
-        let inv_p = self.inv_p;
-        let values = &self.values;
+        self.cand.clear();
+        self.cand
+            .extend((0..k).map(|t| (rat[t], idx[t], cs[t])));
         let profit = |c: &Cand| c.2 - values[c.1] * inv_p;
-        let mut gain = 0.0;
-        if cand_weight <= self.budget {
-            // Every candidate fits whole — but core spends the budget sequentially, so check
-            // the running sum exactly as core does only when it could matter (it cannot: all
-            // prefix sums are ≤ the total ≤ budget).
-            for c in &self.cand {
-                self.deleted.push((c.1, 1.0));
-                gain += profit(c);
-            }
-            return gain;
-        }
         let cand = &mut self.cand[..];
-        let mut left = self.budget;
-        if self.uniform {
-            // v_j = 1: the first ⌊N⌋ candidates go whole, the next one by N − ⌊N⌋
-            let whole = left.floor() as usize; // < cand.len() since cand_weight > budget
-            if whole > 0 {
-                cand.select_nth_unstable_by(whole - 1, before);
-            }
-            for c in &cand[..whole] {
-                self.deleted.push((c.1, 1.0));
-                gain += profit(c);
-            }
-            left -= whole as f64;
-            if left > 0.0 {
-                let rest = &mut cand[whole..];
-                let (k, _) = rest
-                    .iter()
-                    .enumerate()
-                    .min_by(|a, b| before(a.1, b.1))
-                    .expect("a candidate remains");
-                let c = rest[k];
-                self.deleted.push((c.1, left));
-                gain += left * profit(&c);
-            }
-            return gain;
-        }
         let (mut lo, mut hi) = (0usize, cand.len());
         // invariant: cand[..lo] are deleted whole (already counted); the boundary is in lo..hi
         loop {
@@ -233,7 +278,7 @@ mod tests {
                 -1.0f64..1.0,
                 any::<bool>(),
                 0.0f64..1.0,
-                0u8..3,
+                0u8..4,
             )
         })
     }
@@ -244,10 +289,10 @@ mod tests {
         #[test]
         fn agrees_with_core((w, x, v, b, pos, frac, kind) in instance()) {
             let n = w.len();
-            let v: Vec<f64> = match kind { 0 => vec![1.0; n], 1 => v.iter().map(|&a| if a == 0.0 { 0.0 } else { 1.0 }).collect(), _ => v };
+            let v: Vec<f64> = match kind { 0 | 3 => vec![1.0; n], 1 => v.iter().map(|&a| if a == 0.0 { 0.0 } else { 1.0 }).collect(), _ => v };
             let total: f64 = v.iter().sum();
             prop_assume!(total > 0.0);
-            let budget = if kind == 2 { frac * total } else { (frac * total).floor().min(total - 1.0).max(0.0) };
+            let budget = if kind >= 2 { frac * total } else { (frac * total).floor().min(total - 1.0).max(0.0) };
             let fb = FeatureBudget::try_new(v, budget).unwrap();
             let y = if pos { Sign::Pos } else { Sign::Neg };
             let mut s = DeletionScratch::default();

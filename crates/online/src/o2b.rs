@@ -147,20 +147,36 @@ impl O2bOnline {
             }
             RowView::Dense(_) => {}
         }
-        if let Some((j, v)) = x.nonzeros().find(|(_, v)| !v.is_finite()) {
-            return Err(Error::NonFinite {
-                location: bulwark_core::Location::source("o2b stream")
-                    .line(self.rounds as usize + 1)
-                    .column(j + 1),
-                value: v.to_string(),
+        // A non-finite entry makes the loss value non-finite (NaN/∞ reach the margin through
+        // w_j·x_j, and 0·∞ = NaN), so the row is scanned only when the value is not finite.
+        let value = self.fast.value(&self.w, self.b, x, y);
+        if !value.is_finite() {
+            return Err(match x.nonzeros().find(|(_, v)| !v.is_finite()) {
+                Some((j, v)) => Error::NonFinite {
+                    location: bulwark_core::Location::source("o2b stream")
+                        .line(self.rounds as usize + 1)
+                        .column(j + 1),
+                    value: v.to_string(),
+                },
+                None => Error::Numerical {
+                    algorithm: "o2b".into(),
+                    message: format!("loss overflowed to {value} on a finite example"),
+                },
             });
         }
-        Ok(self.observe_unchecked(x, y))
+        Ok(self.apply(x, y, value))
     }
 
     #[inline]
     pub(crate) fn observe_unchecked(&mut self, x: RowView<'_>, y: Sign) -> f64 {
-        let loss = self.fast.value(&self.w, self.b, x, y).max(0.0);
+        let value = self.fast.value(&self.w, self.b, x, y);
+        self.apply(x, y, value)
+    }
+
+    /// Completes a round whose loss value was just computed by `self.fast`.
+    #[inline]
+    fn apply(&mut self, x: RowView<'_>, y: Sign, value: f64) -> f64 {
+        let loss = value.max(0.0);
         self.rounds += 1;
         self.cumulative_loss += loss;
         if loss > 0.0 {

@@ -6,7 +6,7 @@ use bulwark_lp::{IpmSettings, IpmSolver, read_mps};
 use crate::args::LpSolveArgs;
 
 pub(crate) fn solve(args: &LpSolveArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let problem = read_mps(&args.file)?;
+    let problem = read_mps(&args.file).with_context(|| args.file.display().to_string())?;
     let mut b = IpmSettings::builder()
         .tolerance(args.tolerance)
         .max_iter(args.max_iter)

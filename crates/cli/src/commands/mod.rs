@@ -4,6 +4,7 @@ use crate::args::{Cli, Command, DataCommand, LpCommand};
 
 mod data;
 mod demo;
+mod eval;
 mod lp;
 pub(crate) mod model;
 mod train;
@@ -15,5 +16,8 @@ pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Demo(a) => demo::run(&a, out),
         Command::Lp(LpCommand::Solve(a)) => lp::solve(&a, out),
         Command::Train(a) => train::run(&a, dir, out),
+        Command::Eval(a) => eval::eval(&a, dir, out),
+        Command::Certify(a) => eval::certify(&a, dir, out),
+        Command::Attack(a) => eval::attack(&a, dir, out),
     }
 }

@@ -23,6 +23,9 @@ pub(crate) struct ModelFile {
     pub n_features: usize,
     /// Feature scaling applied before the model (fitted on the training data), if any.
     pub scaler: Option<Scaler>,
+    /// Per-feature training mean and variance (after scaling), for the greedy-corruption attack.
+    #[serde(default)]
+    pub corruption_stats: Option<bulwark_adversary::CorruptionStats>,
     pub hyper_parameters: serde_json::Value,
     pub training: serde_json::Value,
     pub report: FitReport,
@@ -46,11 +49,53 @@ impl ModelFile {
             bias: model.bias,
             n_features: model.weights.len(),
             scaler,
+            corruption_stats: None,
             hyper_parameters,
             training,
             report,
             crate_version: env!("CARGO_PKG_VERSION").into(),
         }
+    }
+
+    /// Reads and validates a model file: the format name, a known format version, finite
+    /// weights and a consistent feature count. Errors name the file (and line/column for JSON).
+    pub(crate) fn read(path: &Path) -> anyhow::Result<(Self, LinearModel)> {
+        let bytes = std::fs::read(path).map_err(|e| bulwark_core::Error::io(path, e))?;
+        let file: ModelFile = serde_json::from_slice(&bytes).map_err(|e| {
+            bulwark_core::Error::input(
+                bulwark_core::Location::source(path.display().to_string())
+                    .line(e.line())
+                    .column(e.column()),
+                format!("not a valid bulwark model file: {e}"),
+            )
+        })?;
+        let bad = |msg: String| {
+            bulwark_core::Error::input(
+                bulwark_core::Location::source(path.display().to_string()),
+                msg,
+            )
+        };
+        if file.format != "bulwark-model" {
+            return Err(bad(format!("format `{}` is not `bulwark-model`", file.format)).into());
+        }
+        if file.format_version != FORMAT_VERSION {
+            return Err(bad(format!(
+                "model format version {} is not supported (this bulwark reads version {FORMAT_VERSION})",
+                file.format_version
+            ))
+            .into());
+        }
+        if file.weights.len() != file.n_features {
+            return Err(bad(format!(
+                "{} weights for n_features = {}",
+                file.weights.len(),
+                file.n_features
+            ))
+            .into());
+        }
+        let model = LinearModel::try_new(file.weights.clone(), file.bias)
+            .map_err(|e| bad(format!("invalid model: {e}")))?;
+        Ok((file, model))
     }
 
     pub(crate) fn write(&self, path: &Path) -> anyhow::Result<()> {

@@ -131,7 +131,7 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
         "training_error": training_error,
     });
     let algo = format!("{:?}", args.algo).to_lowercase();
-    let file = ModelFile::new(
+    let mut file = ModelFile::new(
         &algo,
         &fitted.model,
         scaler,
@@ -139,6 +139,8 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
         training,
         fitted.report.clone(),
     );
+    // training moments (after scaling) for the greedy-corruption attack (DSX §4)
+    file.corruption_stats = Some(bulwark_adversary::CorruptionStats::fit(&train)?);
     file.write(&args.out)?;
     let r = &fitted.report;
     if args.json {

@@ -1,0 +1,186 @@
+//! Benchmark runner for LP (4) (driven by `cargo xtask bench lp`).
+//!
+//! `lp_bench <case> <out.json> [<lp.mps>]` builds a seeded instance, optionally writes the exact
+//! LP it solves as free MPS (for the HiGHS peer), solves it with the structured backend, and
+//! records, in the same process: solve time, iterations, objective, the time of one dense
+//! `XᵀDX` product of the data's shape (faer GEMM), and the peak resident memory.
+//!
+//! Cases: `dense-1000x100` (uniform values, N = 10, C = 1) and `mnist-like-10000x784`
+//! (19 % non-zeros, values in [0, 1] like scaled pixels, N = 50, C = 1).
+
+use std::io::Write;
+use std::time::Instant;
+
+use bulwark_core::{CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, Sign};
+use bulwark_deletion::{DsxLpParams, Lp4, LpBackend, Values};
+use bulwark_lp::LpProblem;
+use rand::{Rng, SeedableRng};
+
+fn instance(m: usize, n: usize, density: f64, nonneg: bool, seed: u64) -> Dataset {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let w: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mut x = vec![0.0; m * n];
+    let mut y = Vec::with_capacity(m);
+    for i in 0..m {
+        for j in 0..n {
+            if density >= 1.0 || rng.random_bool(density) {
+                x[i * n + j] = if nonneg {
+                    rng.random_range(0.0..1.0)
+                } else {
+                    rng.random_range(-1.0..1.0)
+                };
+            }
+        }
+        let s: f64 = (0..n).map(|j| x[i * n + j] * w[j]).sum::<f64>();
+        let noise = rng.random_range(-0.3..0.3) * (n as f64).sqrt() / 3.0;
+        y.push(if s + noise > 0.0 {
+            Sign::Pos
+        } else {
+            Sign::Neg
+        });
+    }
+    let d = DenseMatrix::try_new(m, n, x).unwrap();
+    if density >= 1.0 {
+        Dataset::binary("bench", d, y).unwrap()
+    } else {
+        Dataset::binary("bench", Features::Sparse(CsrMatrix::from_dense(&d)), y).unwrap()
+    }
+}
+
+/// Free-format MPS of an LP with `l ≤ Ax` rows (the only kind LP (4) has) and column bounds.
+fn write_mps(p: &LpProblem, path: &str) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    writeln!(f, "NAME LP4\nROWS\n N obj")?;
+    for i in 0..p.num_rows() {
+        let kind = if p.row_upper()[i].is_finite() {
+            if p.row_lower()[i].is_finite() {
+                "E"
+            } else {
+                "L"
+            }
+        } else {
+            "G"
+        };
+        writeln!(f, " {kind} r{i}")?;
+    }
+    writeln!(f, "COLUMNS")?;
+    let a = p.matrix();
+    for j in 0..p.num_vars() {
+        if p.objective()[j] != 0.0 {
+            writeln!(f, " c{j} obj {:e}", p.objective()[j])?;
+        }
+        for k in a.col_ptr[j]..a.col_ptr[j + 1] {
+            writeln!(f, " c{j} r{} {:e}", a.row_idx[k], a.values[k])?;
+        }
+    }
+    writeln!(f, "RHS")?;
+    for i in 0..p.num_rows() {
+        let (l, u) = (p.row_lower()[i], p.row_upper()[i]);
+        let r = if l.is_finite() { l } else { u };
+        if r != 0.0 {
+            writeln!(f, " rhs r{i} {r:e}")?;
+        }
+    }
+    writeln!(f, "BOUNDS")?;
+    for j in 0..p.num_vars() {
+        let (l, u) = (p.col_lower()[j], p.col_upper()[j]);
+        match (l.is_finite(), u.is_finite()) {
+            (false, false) => writeln!(f, " FR bnd c{j}")?,
+            (true, true) => {
+                writeln!(f, " LO bnd c{j} {l:e}")?;
+                writeln!(f, " UP bnd c{j} {u:e}")?;
+            }
+            (true, false) if l != 0.0 => writeln!(f, " LO bnd c{j} {l:e}")?,
+            (false, true) => {
+                writeln!(f, " MI bnd c{j}")?;
+                writeln!(f, " UP bnd c{j} {u:e}")?;
+            }
+            _ => {}
+        }
+    }
+    writeln!(f, "ENDATA")
+}
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.split_whitespace().nth(1).unwrap_or("0").to_string())
+        })
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Seconds of one dense `XᵀDX` (m × n, faer GEMM), best of `reps`.
+fn xtdx_seconds(m: usize, n: usize, reps: usize) -> f64 {
+    use faer::{Accum, Mat, Par};
+    let x = Mat::<f64>::from_fn(m, n, |i, j| ((i * 31 + j * 17) % 13) as f64 / 13.0 - 0.5);
+    let d: Vec<f64> = (0..m).map(|i| 0.5 + (i % 7) as f64 / 7.0).collect();
+    let dx = Mat::<f64>::from_fn(m, n, |i, j| d[i] * x[(i, j)]);
+    let mut out = Mat::<f64>::zeros(n, n);
+    let par = if std::env::var("BULWARK_PAR").is_ok_and(|v| v == "seq") {
+        Par::Seq
+    } else {
+        Par::rayon(0)
+    };
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t = Instant::now();
+        faer::linalg::matmul::matmul(
+            out.as_mut(),
+            Accum::Replace,
+            x.transpose(),
+            dx.as_ref(),
+            1.0,
+            par,
+        );
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    std::hint::black_box(&out);
+    best
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let case = args.first().map(String::as_str).unwrap_or("dense-1000x100");
+    let out = args
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "lp_bench.json".into());
+    let (m, n, density, nonneg, budget) = match case {
+        "dense-1000x100" => (1000, 100, 1.0, false, 10.0),
+        "mnist-like-10000x784" => (10000, 784, 0.19, true, 50.0),
+        other => panic!("unknown case {other}"),
+    };
+    let data = instance(m, n, density, nonneg, 2026);
+    if let Some(mps) = args.get(2) {
+        let fb = FeatureBudget::uniform(n, budget).unwrap();
+        let p = Lp4::new(&data, &fb, 1.0).unwrap().build().unwrap();
+        write_mps(&p, mps).unwrap();
+    }
+    let params = DsxLpParams::new()
+        .budget(budget)
+        .c(1.0)
+        .values(Values::Uniform)
+        .backend(LpBackend::Structured);
+    let t = Instant::now();
+    let fitted = params.fit(&data).expect("structured solve");
+    let seconds = t.elapsed().as_secs_f64();
+    let rss = peak_rss_mib();
+    let iters = fitted.report.iterations.unwrap_or(0);
+    let xtdx = xtdx_seconds(m, n, 3);
+    let json = format!(
+        "{{\"case\":\"{case}\",\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{}}}",
+        data.features().nnz(),
+        fitted.report.objective.unwrap_or(f64::NAN),
+        fitted.report.details["closed_form_objective"],
+        seconds / iters.max(1) as f64,
+        seconds / iters.max(1) as f64 / xtdx,
+        fitted.report.details["lp_vars"],
+        fitted.report.details["lp_rows"],
+    );
+    std::fs::write(&out, &json).unwrap();
+    println!("{json}");
+}

