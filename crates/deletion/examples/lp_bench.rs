@@ -8,6 +8,8 @@
 //! Cases: `dense-1000x100` (uniform values, N = 10, C = 1) and `mnist-like-10000x784`
 //! (19 % non-zeros, values in [0, 1] like scaled pixels, N = 50, C = 1).
 
+#![allow(clippy::print_stdout)] // a benchmark runner reports on stdout
+
 use std::io::Write;
 use std::time::Instant;
 

@@ -246,7 +246,7 @@ impl KktBackend for StructuredBackend {
             });
         }
         for (t, &e) in self.row_theta.iter_mut().zip(row_diag) {
-            if !(e > 0.0 && e.is_finite()) {
+            if e.is_nan() || e <= 0.0 || e.is_infinite() {
                 return Err(KktError::NonFinite(
                     "row_diag (must be finite and > 0 for LP (4))",
                 ));

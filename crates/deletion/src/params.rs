@@ -135,7 +135,7 @@ impl ParamGuard for DsxLpParams {
         if p.max_iter == 0 {
             return Err(Error::param("max_iter", 0, "at least 1"));
         }
-        if !(p.time_limit > 0.0) {
+        if p.time_limit.is_nan() || p.time_limit <= 0.0 {
             return Err(Error::param("time_limit", p.time_limit, "> 0 seconds"));
         }
         if let Some(k) = p.chunks

@@ -278,17 +278,12 @@ pub struct DsxSystem {
     s: Vec<f64>,
     g1: Vec<f64>,
     g2: Vec<f64>,
-    kbuf1: Vec<f64>,
-    kbuf2: Vec<f64>,
-    kbuf3: Vec<f64>,
-    vbuf: Vec<f64>,
-    /// Contiguous accumulators for diag(S_ww) and S_wb (S's diagonal and last row are strided).
-    acc_diag: Vec<f64>,
-    acc_wb: Vec<f64>,
+    /// Per-thread scratch (`[0]` also serves the solve).
+    work: [Work; 2],
     mem: crate::error::Scratch,
     factored: bool,
     // --- refinement scratch ---
-    work: [Vec<f64>; 4],
+    refine: [Vec<f64>; 4],
 }
 
 /// Validated internal copy of the rows.
@@ -506,15 +501,10 @@ impl DsxSystem {
             s: vec![0.0; n1 * n1],
             g1,
             g2,
-            kbuf1: vec![0.0; max_k + 2],
-            kbuf2: vec![0.0; max_k + 2],
-            kbuf3: vec![0.0; max_k + 2],
-            vbuf: vec![0.0; max_k + 2],
-            acc_diag: vec![0.0; n],
-            acc_wb: vec![0.0; n],
+            work: [Work::new(n, max_k), Work::new(n, max_k)],
             mem: crate::error::Scratch::new(req),
             factored: false,
-            work: [
+            refine: [
                 vec![0.0; len],
                 vec![0.0; len],
                 vec![0.0; len],
@@ -662,41 +652,72 @@ impl DsxSystem {
         let n1 = n + 1;
         let delta = self.settings.static_regularization;
         self.s.iter_mut().for_each(|e| *e = 0.0);
-        self.acc_diag.iter_mut().for_each(|e| *e = 0.0);
-        self.acc_wb.iter_mut().for_each(|e| *e = 0.0);
+        for wk in &mut self.work {
+            wk.acc_diag.iter_mut().for_each(|e| *e = 0.0);
+            wk.acc_wb.iter_mut().for_each(|e| *e = 0.0);
+        }
         // Diagonal of S_ww: ω_j + δ + Σ_i φ_ij x_ij² (σ_ij+δ)/Δ_ij (into `acc_diag`); the two
         // rank-one families go into the lower triangle of `s`, S_wb into `acc_wb`.
         let mut sbb = sc.b_diag + delta;
         let kernel = self.kernel;
+        let gemm = kernel == SchurKernel::DenseGemm;
+        // With `Par::Rayon` the per-example pass of each block runs on two threads (GEMM kernel
+        // only: the scatter kernel writes into the shared S).
+        let split = gemm && !matches!(self.settings.par, Par::Seq);
         let chunk = self.settings.chunk_rows.min(self.m).max(1);
+        let sh = Shared {
+            n,
+            dense: self.dense,
+            delta,
+            gemm,
+            indptr: &self.indptr,
+            indices: &self.indices,
+            x: &self.x,
+            v: &self.v,
+            y: &self.y,
+            p_eff: &self.p_eff,
+        };
         let mut i0 = 0;
         while i0 < self.m {
             let i1 = (i0 + chunk).min(self.m);
-            if kernel == SchurKernel::DenseGemm && !self.dense {
-                self.g1[..n * (i1 - i0)].iter_mut().for_each(|e| *e = 0.0);
-                self.g2[..n * (i1 - i0)].iter_mut().for_each(|e| *e = 0.0);
+            let c = i1 - i0;
+            if gemm && !self.dense {
+                self.g1[..n * c].iter_mut().for_each(|e| *e = 0.0);
+                self.g2[..n * c].iter_mut().for_each(|e| *e = 0.0);
             }
-            let idx = core::mem::take(&mut self.indices);
-            let mut res = Ok(());
-            for i in i0..i1 {
-                let r = self.nz_range(i);
-                let out = if self.dense {
-                    self.factor_example(i, r, Ident, sc, i - i0)
-                } else {
-                    self.factor_example(i, r.clone(), &idx[r], sc, i - i0)
-                };
-                match out {
-                    Ok(tau) => sbb += tau,
-                    Err(e) => {
-                        res = Err(e);
-                        break;
-                    }
-                }
+            let (nz0, nz1) = (self.indptr[i0], self.indptr[i1]);
+            let inv = &mut self.inv_delta[nz0..nz1];
+            let ph = &mut self.phi[nz0..nz1];
+            let ex = &mut self.ex[i0..i1];
+            let (g1, g2): (&mut [f64], &mut [f64]) = if gemm {
+                (&mut self.g1[..n * c], &mut self.g2[..n * c])
+            } else {
+                (&mut [], &mut [])
+            };
+            let s_mat: &mut [f64] = if gemm { &mut [] } else { &mut self.s };
+            let [w0, w1] = &mut self.work;
+            if split && c >= 2 {
+                let mid = i0 + c / 2;
+                let cut = self.indptr[mid] - nz0;
+                let (inv_a, inv_b) = inv.split_at_mut(cut);
+                let (ph_a, ph_b) = ph.split_at_mut(cut);
+                let (ex_a, ex_b) = ex.split_at_mut(mid - i0);
+                let (g1a, g1b) = g1.split_at_mut(n * (mid - i0));
+                let (g2a, g2b) = g2.split_at_mut(n * (mid - i0));
+                let (ra, rb) = std::thread::scope(|scope| {
+                    let h = scope.spawn(|| {
+                        factor_range(&sh, sc, mid, i1, inv_b, ph_b, ex_b, g1b, g2b, &mut [], w1)
+                    });
+                    let ra =
+                        factor_range(&sh, sc, i0, mid, inv_a, ph_a, ex_a, g1a, g2a, &mut [], w0);
+                    (ra, h.join().expect("per-example worker panicked"))
+                });
+                sbb += ra?;
+                sbb += rb?;
+            } else {
+                sbb += factor_range(&sh, sc, i0, i1, inv, ph, ex, g1, g2, s_mat, w0)?;
             }
-            self.indices = idx;
-            res?;
-            if kernel == SchurKernel::DenseGemm {
-                let c = i1 - i0;
+            if gemm {
                 let smat = MatMut::from_column_major_slice_mut(&mut self.s, n1, n1);
                 let g2 = MatRef::from_column_major_slice(&self.g2[..n * c], n, c);
                 let g1 = MatRef::from_column_major_slice(&self.g1[..n * c], n, c);
@@ -729,9 +750,10 @@ impl DsxSystem {
         }
         // Add the closed-form diagonal and the b row (accumulated contiguously), then ω + δ,
         // and clamp S_jj to its exact lower bound ω_j + δ (each example's contribution is PSD).
+        let [w0, w1] = &self.work;
         for j in 0..n {
-            self.s[j * n1 + j] += self.acc_diag[j];
-            self.s[j * n1 + n] = self.acc_wb[j];
+            self.s[j * n1 + j] += w0.acc_diag[j] + w1.acc_diag[j];
+            self.s[j * n1 + n] = w0.acc_wb[j] + w1.acc_wb[j];
         }
         let mut clamped = 0;
         for j in 0..n {
@@ -814,195 +836,6 @@ impl DsxSystem {
         })
     }
 
-    /// Per-example closed form; returns `τ_i = s_i/D_i` (example `i`'s contribution to
-    /// `S_bb`). Writes the two rank-one vectors into the GEMM block column `c` or scatters them
-    /// into `S`, and accumulates the diagonal of `S_ww` and the column `S_wb`.
-    ///
-    /// Elimination order: the arrow pivots `Δ_ij` (α) and `κ_i` (ξ) first, then the 2×2
-    /// quasi-definite corner on `(λ_i, μ_i)` with `μ_i = θ_i (a_i·z)` the multiplier of row
-    /// `a_i` (DSX eqs. (19)–(21) written as an augmented arrow solve instead of SMW):
-    /// `C2 = [[s, −t], [−t, −(1/θ + w)]]`, `det C2 = −D`, `D = s/θ + s w + t² > 0`
-    /// (sum of non-negative terms: no cancellation, no division by `s` alone).
-    #[inline]
-    fn factor_example<C: Cols>(
-        &mut self,
-        i: usize,
-        r: Range<usize>,
-        cols: C,
-        sc: &DsxScalings<'_>,
-        c: usize,
-    ) -> Result<f64> {
-        let n = self.n;
-        let n1 = n + 1;
-        let k = r.len();
-        let delta = self.settings.static_regularization;
-        let phi = &sc.phi[r.clone()];
-        let sigma = &sc.sigma[r.clone()];
-        let x = &self.x[r.clone()];
-        let inv_delta = &mut self.inv_delta[r.clone()];
-        let phi_store = &mut self.phi[r.clone()];
-        let vloc = cols.gather(k, &self.v, &mut self.vbuf);
-        let pi = self.p_eff[i];
-        let yi = self.y[i];
-        // Pass 1: arrow pivots Δ_ij = φ_ij + σ_ij + δ; s_i, t_i, w_i (contiguous, no indexing).
-        let mut sum_s = 0.0;
-        let mut t_part = 0.0;
-        let mut sum_inv = 0.0;
-        let mut min_piv = f64::INFINITY;
-        let dg = &mut self.kbuf3[..k];
-        for (((((&ph, &sg), &xa), &vj), inv), dga) in phi
-            .iter()
-            .zip(sigma)
-            .zip(x)
-            .zip(vloc)
-            .zip(inv_delta.iter_mut())
-            .zip(dg.iter_mut())
-        {
-            let sd = sg + delta;
-            let dl = ph + sd;
-            min_piv = min_piv.min(dl);
-            let id = 1.0 / dl;
-            *inv = id;
-            let fv = ph * vj * id;
-            sum_s += fv * vj * sd; // φ v² (σ+δ)/Δ
-            t_part += fv; // φ v /Δ
-            sum_inv += id;
-            // diag(S_ww) += φ x² (σ+δ)/Δ = φ x² − d²/Δ  (computed without cancellation)
-            *dga = ph * xa * xa * sd * id;
-        }
-        if !(min_piv > 0.0) {
-            // scalings are validated finite and ≥ 0, so the only failure is Δ_ij = 0
-            let a = phi
-                .iter()
-                .zip(sigma)
-                .position(|(&ph, &sg)| !(ph + sg + delta > 0.0))
-                .unwrap_or(0);
-            return Err(LinalgError::NotPositiveDefinite {
-                block: Block::Example(i),
-                pivot: a,
-                value: phi[a] + sigma[a] + delta,
-            });
-        }
-        phi_store.copy_from_slice(phi);
-        cols.scatter_add(&mut self.acc_diag, dg);
-        let kap = sc.kappa[i] + delta;
-        if !(kap > 0.0) {
-            return Err(LinalgError::NotPositiveDefinite {
-                block: Block::Example(i),
-                pivot: k + 1,
-                value: kap,
-            });
-        }
-        // s_i = γ_i − Σ c²/Δ = ρ_i + δ + Σ φ v² (σ+δ)/Δ  (arrow pivot of λ, no cancellation)
-        let s = sc.rho[i] + delta + sum_s;
-        if !(s > 0.0) {
-            return Err(LinalgError::NotPositiveDefinite {
-                block: Block::Example(i),
-                pivot: k,
-                value: s,
-            });
-        }
-        // t_i = Σ φ v/Δ − P_i ;  w_i = Σ 1/Δ + 1/κ ;  ζ_i = 1/(1/θ + w) = θ/(1 + θ w)
-        let t = t_part - pi;
-        let w = sum_inv + 1.0 / kap;
-        let theta = sc.theta[i];
-        let zeta = theta / (1.0 + theta * w);
-        // C2⁻¹ = [[p11, −p12], [−p12, −p22]],  p11 = 1/(s + t² ζ) = (1/θ + w)/D,
-        // p12 = t ζ p11 = t/D,  p22 = s ζ p11 = s/D = τ_i.
-        let p11 = 1.0 / (s + t * t * zeta);
-        let p12 = t * zeta * p11;
-        let p22 = s * zeta * p11;
-        if !(p11.is_finite() && p12.is_finite() && p22.is_finite()) {
-            return Err(LinalgError::NotPositiveDefinite {
-                block: Block::Example(i),
-                pivot: k,
-                value: s + t * t * zeta,
-            });
-        }
-        self.ex[i] = ExampleFactor {
-            p11,
-            p12,
-            p22,
-            inv_kappa: 1.0 / kap,
-            inv_theta: 1.0 / theta,
-            rec: if kap < min_piv {
-                if theta > kap { (k + 1) as u32 } else { NO_REC }
-            } else if theta > min_piv {
-                inv_delta
-                    .iter()
-                    .enumerate()
-                    .fold(
-                        (0, 0.0),
-                        |(ia, best), (a, &id)| {
-                            if id > best { (a, id) } else { (ia, best) }
-                        },
-                    )
-                    .0 as u32
-            } else {
-                NO_REC
-            },
-        };
-        let sq_p11 = p11.sqrt();
-        let sq_zeta = zeta.sqrt();
-        let tz = t * zeta;
-        // Pass 2: with d_j = φ_j y x_j, e_j = d_j/Δ_j, r1_j = d_j v_j (σ_j+δ)/Δ_j, example i
-        // contributes to S_ww
-        //     − p11 (r1 + tζ e)(r1 + tζ e)ᵀ + ζ e eᵀ        (G1 row, G2 row)
-        // each family bounded entrywise by the diagonal scale φ x² (no 1/s blow-up), and
-        // S_wb += y (p22 e − p12 r1),  S_bb += p22.
-        let g1 = &mut self.kbuf1[..k];
-        let g2 = &mut self.kbuf2[..k];
-        let wb = &mut self.kbuf3[..k];
-        for ((((((&ph, &sg), &xa), &vj), &id), (g1a, g2a)), wba) in phi
-            .iter()
-            .zip(sigma)
-            .zip(x)
-            .zip(vloc)
-            .zip(inv_delta.iter())
-            .zip(g1.iter_mut().zip(g2.iter_mut()))
-            .zip(wb.iter_mut())
-        {
-            let e = ph * yi * xa * id;
-            let r1 = e * vj * (sg + delta);
-            *g1a = sq_p11 * (r1 + tz * e);
-            *g2a = sq_zeta * e;
-            *wba = yi * (p22 * e - p12 * r1);
-        }
-        cols.scatter_add(&mut self.acc_wb, wb);
-        match self.kernel {
-            SchurKernel::DenseGemm => {
-                cols.scatter_set(&mut self.g1[c * n..(c + 1) * n], g1);
-                cols.scatter_set(&mut self.g2[c * n..(c + 1) * n], g2);
-            }
-            _ => {
-                // Two columns of S per sweep: each loaded (index, g1, g2) triple feeds 4 FMAs.
-                let s_mat = &mut self.s;
-                let mut a = 0;
-                while a + 1 < k {
-                    let (ja, jb) = (cols.at(a), cols.at(a + 1));
-                    let (c1a, c2a, c1b, c2b) = (g1[a], g2[a], g1[a + 1], g2[a + 1]);
-                    let (left, right) = s_mat.split_at_mut(jb * n1);
-                    let col_a = &mut left[ja * n1..ja * n1 + n];
-                    let col_b = &mut right[..n];
-                    col_a[ja] += c2a * g2[a] - c1a * g1[a];
-                    for (jr, (&h1, &h2)) in cols
-                        .range_iter(a + 1, k)
-                        .zip(g1[a + 1..].iter().zip(&g2[a + 1..]))
-                    {
-                        col_a[jr] += c2a * h2 - c1a * h1;
-                        col_b[jr] += c2b * h2 - c1b * h1;
-                    }
-                    a += 2;
-                }
-                if a < k {
-                    let ja = cols.at(a);
-                    s_mat[ja * n1 + ja] += g2[a] * g2[a] - g1[a] * g1[a];
-                }
-            }
-        }
-        Ok(p22)
-    }
-
     /// Solves the augmented per-example system `K_i [u; μ] = [r; rμ]` in place on
     /// `u = (α_i, λ_i, ξ_i)` (length `|S_i| + 2`) and returns `μ`. Without the μ row this is
     /// `u ← H_ii⁻¹ u` (DSX eq. (15) with (19)–(21)): the arrow part `(Δ, κ)` is eliminated
@@ -1067,13 +900,13 @@ impl DsxSystem {
             return Err(LinalgError::NotFactored);
         }
         check_len("rhs", self.len(), rhs.len())?;
-        let mut ubuf = core::mem::take(&mut self.kbuf1);
+        let mut ubuf = core::mem::take(&mut self.work[0].kbuf1);
         if self.dense {
             self.solve_impl(rhs, &mut ubuf, |_, _| Ident);
         } else {
             self.solve_impl(rhs, &mut ubuf, |idx, r| &idx[r]);
         }
-        self.kbuf1 = ubuf;
+        self.work[0].kbuf1 = ubuf;
         Ok(())
     }
 
@@ -1293,7 +1126,7 @@ impl DsxSystem {
                 relative_residual: 0.0,
             });
         }
-        let [mut res, mut pre, mut dir, mut hd] = core::mem::take(&mut self.work);
+        let [mut res, mut pre, mut dir, mut hd] = core::mem::take(&mut self.refine);
         let out = (|| {
             z.copy_from_slice(rhs);
             self.solve_in_place(z)?;
@@ -1356,7 +1189,7 @@ impl DsxSystem {
                 relative_residual: rel,
             })
         })();
-        self.work = [res, pre, dir, hd];
+        self.refine = [res, pre, dir, hd];
         out
     }
 
@@ -1378,6 +1211,277 @@ impl DsxSystem {
         }
         h
     }
+}
+
+/// Read-only data shared by the per-example kernels (and threads).
+#[derive(Debug, Clone, Copy)]
+struct Shared<'a> {
+    n: usize,
+    dense: bool,
+    delta: f64,
+    gemm: bool,
+    indptr: &'a [usize],
+    indices: &'a [usize],
+    x: &'a [f64],
+    v: &'a [f64],
+    y: &'a [f64],
+    p_eff: &'a [f64],
+}
+
+/// Per-thread scratch of the factorisation (sized in the constructor).
+#[derive(Debug, Clone)]
+struct Work {
+    kbuf1: Vec<f64>,
+    kbuf2: Vec<f64>,
+    kbuf3: Vec<f64>,
+    vbuf: Vec<f64>,
+    /// Contiguous accumulators for diag(S_ww) and S_wb (S's diagonal and last row are strided).
+    acc_diag: Vec<f64>,
+    acc_wb: Vec<f64>,
+}
+
+impl Work {
+    fn new(n: usize, max_k: usize) -> Self {
+        Self {
+            kbuf1: vec![0.0; max_k + 2],
+            kbuf2: vec![0.0; max_k + 2],
+            kbuf3: vec![0.0; max_k + 2],
+            vbuf: vec![0.0; max_k + 2],
+            acc_diag: vec![0.0; n],
+            acc_wb: vec![0.0; n],
+        }
+    }
+}
+
+/// Examples `i0..i1`: `inv_delta`, `phi_store` start at `indptr[i0]`, `ex` at `i0`, the GEMM
+/// block columns `g1`, `g2` at column 0 (`n` rows each; empty for the scatter kernel, which
+/// writes into `s_mat`). Returns `Σ τ_i`.
+fn factor_range(
+    sh: &Shared<'_>,
+    sc: &DsxScalings<'_>,
+    i0: usize,
+    i1: usize,
+    inv_delta: &mut [f64],
+    phi_store: &mut [f64],
+    ex: &mut [ExampleFactor],
+    g1: &mut [f64],
+    g2: &mut [f64],
+    s_mat: &mut [f64],
+    wk: &mut Work,
+) -> Result<f64> {
+    let n = sh.n;
+    let base = sh.indptr[i0];
+    let mut sbb = 0.0;
+    for i in i0..i1 {
+        let r = sh.indptr[i]..sh.indptr[i + 1];
+        let lr = r.start - base..r.end - base;
+        let c = i - i0;
+        let gcols = if sh.gemm {
+            Some((&mut g1[c * n..(c + 1) * n], &mut g2[c * n..(c + 1) * n]))
+        } else {
+            None
+        };
+        let (inv, ph) = (&mut inv_delta[lr.clone()], &mut phi_store[lr]);
+        let e = if sh.dense {
+            factor_example(sh, sc, i, r, Ident, inv, ph, gcols, s_mat, wk)?
+        } else {
+            let cols = &sh.indices[r.clone()];
+            factor_example(sh, sc, i, r, cols, inv, ph, gcols, s_mat, wk)?
+        };
+        sbb += e.p22;
+        ex[c] = e;
+    }
+    Ok(sbb)
+}
+
+/// Per-example closed form; returns `τ_i = s_i/D_i` (example `i`'s contribution to
+/// `S_bb`). Writes the two rank-one vectors into the GEMM block column `c` or scatters them
+/// into `S`, and accumulates the diagonal of `S_ww` and the column `S_wb`.
+///
+/// Elimination order: the arrow pivots `Δ_ij` (α) and `κ_i` (ξ) first, then the 2×2
+/// quasi-definite corner on `(λ_i, μ_i)` with `μ_i = θ_i (a_i·z)` the multiplier of row
+/// `a_i` (DSX eqs. (19)–(21) written as an augmented arrow solve instead of SMW):
+/// `C2 = [[s, −t], [−t, −(1/θ + w)]]`, `det C2 = −D`, `D = s/θ + s w + t² > 0`
+/// (sum of non-negative terms: no cancellation, no division by `s` alone).
+#[inline]
+fn factor_example<C: Cols>(
+    sh: &Shared<'_>,
+    sc: &DsxScalings<'_>,
+    i: usize,
+    r: Range<usize>,
+    cols: C,
+    inv_delta: &mut [f64],
+    phi_store: &mut [f64],
+    gcols: Option<(&mut [f64], &mut [f64])>,
+    s_mat: &mut [f64],
+    wk: &mut Work,
+) -> Result<ExampleFactor> {
+    let n = sh.n;
+    let n1 = n + 1;
+    let k = r.len();
+    let delta = sh.delta;
+    let phi = &sc.phi[r.clone()];
+    let sigma = &sc.sigma[r.clone()];
+    let x = &sh.x[r.clone()];
+    let vloc = cols.gather(k, sh.v, &mut wk.vbuf);
+    let pi = sh.p_eff[i];
+    let yi = sh.y[i];
+    // Pass 1: arrow pivots Δ_ij = φ_ij + σ_ij + δ; s_i, t_i, w_i (contiguous, no indexing).
+    let mut sum_s = 0.0;
+    let mut t_part = 0.0;
+    let mut sum_inv = 0.0;
+    let mut min_piv = f64::INFINITY;
+    let dg = &mut wk.kbuf3[..k];
+    for (((((&ph, &sg), &xa), &vj), inv), dga) in phi
+        .iter()
+        .zip(sigma)
+        .zip(x)
+        .zip(vloc)
+        .zip(inv_delta.iter_mut())
+        .zip(dg.iter_mut())
+    {
+        let sd = sg + delta;
+        let dl = ph + sd;
+        min_piv = min_piv.min(dl);
+        let id = 1.0 / dl;
+        *inv = id;
+        let fv = ph * vj * id;
+        sum_s += fv * vj * sd; // φ v² (σ+δ)/Δ
+        t_part += fv; // φ v /Δ
+        sum_inv += id;
+        // diag(S_ww) += φ x² (σ+δ)/Δ = φ x² − d²/Δ  (computed without cancellation)
+        *dga = ph * xa * xa * sd * id;
+    }
+    if !(min_piv > 0.0) {
+        // scalings are validated finite and ≥ 0, so the only failure is Δ_ij = 0
+        let a = phi
+            .iter()
+            .zip(sigma)
+            .position(|(&ph, &sg)| !(ph + sg + delta > 0.0))
+            .unwrap_or(0);
+        return Err(LinalgError::NotPositiveDefinite {
+            block: Block::Example(i),
+            pivot: a,
+            value: phi[a] + sigma[a] + delta,
+        });
+    }
+    phi_store.copy_from_slice(phi);
+    cols.scatter_add(&mut wk.acc_diag, dg);
+    let kap = sc.kappa[i] + delta;
+    if !(kap > 0.0) {
+        return Err(LinalgError::NotPositiveDefinite {
+            block: Block::Example(i),
+            pivot: k + 1,
+            value: kap,
+        });
+    }
+    // s_i = γ_i − Σ c²/Δ = ρ_i + δ + Σ φ v² (σ+δ)/Δ  (arrow pivot of λ, no cancellation)
+    let s = sc.rho[i] + delta + sum_s;
+    if !(s > 0.0) {
+        return Err(LinalgError::NotPositiveDefinite {
+            block: Block::Example(i),
+            pivot: k,
+            value: s,
+        });
+    }
+    // t_i = Σ φ v/Δ − P_i ;  w_i = Σ 1/Δ + 1/κ ;  ζ_i = 1/(1/θ + w) = θ/(1 + θ w)
+    let t = t_part - pi;
+    let w = sum_inv + 1.0 / kap;
+    let theta = sc.theta[i];
+    let zeta = theta / (1.0 + theta * w);
+    // C2⁻¹ = [[p11, −p12], [−p12, −p22]],  p11 = 1/(s + t² ζ) = (1/θ + w)/D,
+    // p12 = t ζ p11 = t/D,  p22 = s ζ p11 = s/D = τ_i.
+    let p11 = 1.0 / (s + t * t * zeta);
+    let p12 = t * zeta * p11;
+    let p22 = s * zeta * p11;
+    if !(p11.is_finite() && p12.is_finite() && p22.is_finite()) {
+        return Err(LinalgError::NotPositiveDefinite {
+            block: Block::Example(i),
+            pivot: k,
+            value: s + t * t * zeta,
+        });
+    }
+    let ex = ExampleFactor {
+        p11,
+        p12,
+        p22,
+        inv_kappa: 1.0 / kap,
+        inv_theta: 1.0 / theta,
+        rec: if kap < min_piv {
+            if theta > kap { (k + 1) as u32 } else { NO_REC }
+        } else if theta > min_piv {
+            inv_delta
+                .iter()
+                .enumerate()
+                .fold(
+                    (0, 0.0),
+                    |(ia, best), (a, &id)| {
+                        if id > best { (a, id) } else { (ia, best) }
+                    },
+                )
+                .0 as u32
+        } else {
+            NO_REC
+        },
+    };
+    let sq_p11 = p11.sqrt();
+    let sq_zeta = zeta.sqrt();
+    let tz = t * zeta;
+    // Pass 2: with d_j = φ_j y x_j, e_j = d_j/Δ_j, r1_j = d_j v_j (σ_j+δ)/Δ_j, example i
+    // contributes to S_ww
+    //     − p11 (r1 + tζ e)(r1 + tζ e)ᵀ + ζ e eᵀ        (G1 row, G2 row)
+    // each family bounded entrywise by the diagonal scale φ x² (no 1/s blow-up), and
+    // S_wb += y (p22 e − p12 r1),  S_bb += p22.
+    let g1 = &mut wk.kbuf1[..k];
+    let g2 = &mut wk.kbuf2[..k];
+    let wb = &mut wk.kbuf3[..k];
+    for ((((((&ph, &sg), &xa), &vj), &id), (g1a, g2a)), wba) in phi
+        .iter()
+        .zip(sigma)
+        .zip(x)
+        .zip(vloc)
+        .zip(inv_delta.iter())
+        .zip(g1.iter_mut().zip(g2.iter_mut()))
+        .zip(wb.iter_mut())
+    {
+        let e = ph * yi * xa * id;
+        let r1 = e * vj * (sg + delta);
+        *g1a = sq_p11 * (r1 + tz * e);
+        *g2a = sq_zeta * e;
+        *wba = yi * (p22 * e - p12 * r1);
+    }
+    cols.scatter_add(&mut wk.acc_wb, wb);
+    match gcols {
+        Some((gc1, gc2)) => {
+            cols.scatter_set(gc1, g1);
+            cols.scatter_set(gc2, g2);
+        }
+        None => {
+            // Two columns of S per sweep: each loaded (index, g1, g2) triple feeds 4 FMAs.
+            let mut a = 0;
+            while a + 1 < k {
+                let (ja, jb) = (cols.at(a), cols.at(a + 1));
+                let (c1a, c2a, c1b, c2b) = (g1[a], g2[a], g1[a + 1], g2[a + 1]);
+                let (left, right) = s_mat.split_at_mut(jb * n1);
+                let col_a = &mut left[ja * n1..ja * n1 + n];
+                let col_b = &mut right[..n];
+                col_a[ja] += c2a * g2[a] - c1a * g1[a];
+                for (jr, (&h1, &h2)) in cols
+                    .range_iter(a + 1, k)
+                    .zip(g1[a + 1..].iter().zip(&g2[a + 1..]))
+                {
+                    col_a[jr] += c2a * h2 - c1a * h1;
+                    col_b[jr] += c2b * h2 - c1b * h1;
+                }
+                a += 2;
+            }
+            if a < k {
+                let ja = cols.at(a);
+                s_mat[ja * n1 + ja] += g2[a] * g2[a] - g1[a] * g1[a];
+            }
+        }
+    }
+    Ok(ex)
 }
 
 fn validate_settings(s: &DsxSettings) -> Result<()> {

@@ -3,7 +3,7 @@
 mod common;
 
 use bulwark_linalg::{
-    Block, DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, LinalgError, RowsRef,
+    Block, DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, LinalgError, Par, RowsRef,
     SchurKernel,
 };
 use common::*;
@@ -65,9 +65,15 @@ proptest! {
         let h = dense_h(&inst, &sc, 0.0);
         let r = random_vec(h.nrows(), seed);
         let zref = dense_solve(&h, &r);
-        for kernel in [SchurKernel::DenseGemm, SchurKernel::SparseScatter, SchurKernel::Auto] {
+        for (kernel, par) in [
+            (SchurKernel::DenseGemm, Par::Seq),
+            (SchurKernel::DenseGemm, Par::rayon(2)),
+            (SchurKernel::SparseScatter, Par::Seq),
+            (SchurKernel::Auto, Par::Seq),
+        ] {
+            let settings = DsxSettings { par, ..settings_with(kernel, chunk) };
             let mut sys = DsxSystem::try_new_with(inst.rows(), &inst.y, &inst.v, inst.p,
-                settings_with(kernel, chunk)).unwrap();
+                settings).unwrap();
             sys.factor(&sc.as_ref()).unwrap();
             let mut z = r.clone();
             sys.solve_in_place(&mut z).unwrap();

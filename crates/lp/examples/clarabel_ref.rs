@@ -6,7 +6,9 @@
 mod common;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args().nth(1).ok_or("usage: clarabel_ref FILE.mps")?;
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: clarabel_ref FILE.mps")?;
     let lp = bulwark_lp::read_mps(&path)?;
     let t = std::time::Instant::now();
     let out = common::clarabel_solve(&lp);

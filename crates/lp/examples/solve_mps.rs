@@ -6,7 +6,9 @@ use bulwark_lp::{BackendChoice, IpmSettings, IpmSolver, read_mps};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let path = args.next().ok_or("usage: solve_mps FILE.mps [dense|sparse]")?;
+    let path = args
+        .next()
+        .ok_or("usage: solve_mps FILE.mps [dense|sparse]")?;
     let backend = match args.next().as_deref() {
         Some("dense") => BackendChoice::Dense,
         Some("sparse") => BackendChoice::SparseLdl,
@@ -30,10 +32,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         b = b.max_iter(v.parse()?);
     }
     let settings = b.build()?;
-    let sol = IpmSolver::new(&lp, settings)?.with_log(std::io::stdout()).solve()?;
+    let sol = IpmSolver::new(&lp, settings)?
+        .with_log(std::io::stdout())
+        .solve()?;
     println!("{}", serde_json::to_string_pretty(&sol.summary(&lp))?);
     println!("kkt: {:?}", sol.kkt);
     let xn = sol.x.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-    println!("max violation {:.3e}, |x|inf {:.3e}, cx {:.10e}", lp.max_violation(&sol.x), xn, lp.objective_value(&sol.x));
+    println!(
+        "max violation {:.3e}, |x|inf {:.3e}, cx {:.10e}",
+        lp.max_violation(&sol.x),
+        xn,
+        lp.objective_value(&sol.x)
+    );
     Ok(())
 }

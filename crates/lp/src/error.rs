@@ -145,7 +145,9 @@ pub enum MpsError {
         token: String,
     },
     /// Unknown or unsupported bound type in BOUNDS.
-    #[error("line {line}: unknown bound type `{token}` (expected UP, LO, FX, FR, MI, PL, BV, LI, UI)")]
+    #[error(
+        "line {line}: unknown bound type `{token}` (expected UP, LO, FX, FR, MI, PL, BV, LI, UI)"
+    )]
     UnknownBoundType {
         /// Line number.
         line: usize,

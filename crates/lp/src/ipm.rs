@@ -71,7 +71,9 @@
 //! `‖Ãξ‖∞ + bound violation ≤ ε·(−cᵀξ)`.
 
 use crate::error::{KktError, LpError};
-use crate::kkt::{DenseBackend, FaerLdlBackend, KktBackend, KktInfo, KktProblem, Regularization, RowKind};
+use crate::kkt::{
+    DenseBackend, FaerLdlBackend, KktBackend, KktInfo, KktProblem, Regularization, RowKind,
+};
 use crate::presolve::{Decided, Model, build_model};
 use crate::problem::{LpProblem, Sense};
 use crate::settings::{BackendChoice, IpmSettings};
@@ -84,7 +86,8 @@ use std::time::Instant;
 
 const START_FLOOR: f64 = 0.1;
 
-type Callback<'a> = Box<dyn FnMut(&IterationInfo) -> ControlFlow<()> + 'a>;
+type CallbackFn<'a> = dyn FnMut(&IterationInfo) -> ControlFlow<()> + 'a;
+type Callback<'a> = Box<CallbackFn<'a>>;
 
 /// Solves `problem` with `settings` and the built-in backend they select.
 pub fn solve(problem: &LpProblem, settings: &IpmSettings) -> Result<Solution, LpError> {
@@ -117,7 +120,14 @@ impl<'a> IpmSolver<'a> {
     pub fn new(problem: &'a LpProblem, settings: IpmSettings) -> Result<Self, LpError> {
         problem.validate()?;
         settings.validate()?;
-        Ok(Self { problem, settings, backend: None, log: None, callback: None, cancel: None })
+        Ok(Self {
+            problem,
+            settings,
+            backend: None,
+            log: None,
+            callback: None,
+            cancel: None,
+        })
     }
 
     /// Uses a custom KKT backend instead of the one selected in the settings.
@@ -151,26 +161,38 @@ impl<'a> IpmSolver<'a> {
     pub fn solve(mut self) -> Result<Solution, LpError> {
         let start = Instant::now();
         let s = &self.settings;
-        let reg = Regularization { static_reg: s.static_reg, static_reg_var: s.static_reg_var, dynamic_eps: s.dynamic_reg_eps, dynamic_delta: s.dynamic_reg_delta };
+        let reg = Regularization {
+            static_reg: s.static_reg,
+            static_reg_var: s.static_reg_var,
+            dynamic_eps: s.dynamic_reg_eps,
+            dynamic_delta: s.dynamic_reg_delta,
+        };
         let mut backend: Box<dyn KktBackend + 'a> = match self.backend.take() {
             Some(b) => b,
-            None => {
-                let dim = self.problem.num_vars() + self.problem.num_rows();
-                match s.backend {
-                    BackendChoice::Dense => Box::new(DenseBackend::new(reg)),
-                    BackendChoice::SparseLdl => Box::new(FaerLdlBackend::new(reg)),
-                    BackendChoice::Auto if dim <= 60 => Box::new(DenseBackend::new(reg)),
-                    BackendChoice::Auto => Box::new(FaerLdlBackend::new(reg)),
-                }
-            }
+            None => match s.backend {
+                BackendChoice::Dense => Box::new(DenseBackend::new(reg)),
+                BackendChoice::SparseLdl => Box::new(FaerLdlBackend::new(reg)),
+                BackendChoice::Auto => Box::new(FaerLdlBackend::new(reg)),
+            },
         };
         let keep = backend.requires_original_layout();
-        let model = build_model(self.problem, s.presolve, s.equilibrate, s.equilibrate_iters, keep, backend.name())?;
+        let model = build_model(
+            self.problem,
+            s.presolve,
+            s.equilibrate,
+            s.equilibrate_iters,
+            keep,
+            backend.name(),
+        )?;
         let verbose = s.verbose && self.log.is_some();
-        if verbose {
-            if let Some(w) = self.log.as_mut() {
+        if verbose && let Some(w) = self.log.as_mut() {
+            {
                 let p = self.problem;
-                let _ = writeln!(w, "bulwark-lp {}: homogeneous self-dual IPM, Mehrotra predictor-corrector", env!("CARGO_PKG_VERSION"));
+                let _ = writeln!(
+                    w,
+                    "bulwark-lp {}: homogeneous self-dual IPM, Mehrotra predictor-corrector",
+                    env!("CARGO_PKG_VERSION")
+                );
                 let _ = writeln!(
                     w,
                     "problem {}: {} rows, {} cols, {} nnz; presolved: {} rows ({} inequality), {} cols, {} nnz",
@@ -187,21 +209,31 @@ impl<'a> IpmSolver<'a> {
         }
         if let Some(d) = model.decided.clone() {
             let sol = decided_solution(self.problem, &model, d, start, backend.info());
-            if verbose {
-                if let Some(w) = self.log.as_mut() {
-                    let _ = writeln!(w, "presolve decided: {}", sol.status);
-                }
+            if verbose && let Some(w) = self.log.as_mut() {
+                let _ = writeln!(w, "presolve decided: {}", sol.status);
             }
             return Ok(sol);
         }
-        backend.analyze(KktProblem { a: model.a.as_ref(), row_kind: &model.row_kind })?;
+        backend.analyze(KktProblem {
+            a: model.a.as_ref(),
+            row_kind: &model.row_kind,
+        })?;
         let mut engine = Engine::new(&model, backend.as_mut(), &self.settings);
-        let log: Option<&mut (dyn Write + 'a)> = if verbose { self.log.as_deref_mut() } else { None };
-        let out = engine.run(log, self.callback.as_deref_mut(), self.cancel.as_deref(), start);
+        let log: Option<&mut (dyn Write + 'a)> = if verbose {
+            self.log.as_deref_mut()
+        } else {
+            None
+        };
+        let out = engine.run(
+            log,
+            self.callback.as_deref_mut(),
+            self.cancel.as_deref(),
+            start,
+        );
         let reason = out.reason.clone();
         let sol = engine.finish(self.problem, out, start);
-        if verbose {
-            if let Some(w) = self.log.as_mut() {
+        if verbose && let Some(w) = self.log.as_mut() {
+            {
                 let _ = writeln!(
                     w,
                     "status {}{} after {} iterations, {:.3}s; objective {:+.12e}; pres {:.2e} dres {:.2e} gap {:.2e}",
@@ -220,7 +252,13 @@ impl<'a> IpmSolver<'a> {
     }
 }
 
-fn decided_solution(p: &LpProblem, model: &Model, d: Decided, start: Instant, kkt: KktInfo) -> Solution {
+fn decided_solution(
+    p: &LpProblem,
+    model: &Model,
+    d: Decided,
+    start: Instant,
+    kkt: KktInfo,
+) -> Solution {
     let n = p.num_vars();
     let m = p.num_rows();
     let mut x = vec![0.0; n];
@@ -325,14 +363,21 @@ struct Engine<'m, 'b> {
 /// ∞-norm that propagates NaN (`f64::max` would silently drop it).
 #[inline]
 fn inf_norm(v: &[f64]) -> f64 {
-    v.iter().fold(0.0f64, |a, x| if x.is_nan() || a.is_nan() { f64::NAN } else { a.max(x.abs()) })
+    v.iter().fold(0.0f64, |a, x| {
+        if x.is_nan() || a.is_nan() {
+            f64::NAN
+        } else {
+            a.max(x.abs())
+        }
+    })
 }
 
 impl<'m, 'b> Engine<'m, 'b> {
     fn new(md: &'m Model, kkt: &'b mut (dyn KktBackend + 'b), st: &IpmSettings) -> Self {
         let (n, m, nn) = (md.n, md.m, md.nn);
         let z = |k: usize| vec![0.0; k];
-        let nbounds = md.has_lo.iter().filter(|&&b| b).count() + md.has_up.iter().filter(|&&b| b).count();
+        let nbounds =
+            md.has_lo.iter().filter(|&&b| b).count() + md.has_up.iter().filter(|&&b| b).count();
         Self {
             md,
             kkt,
@@ -382,7 +427,11 @@ impl<'m, 'b> Engine<'m, 'b> {
             py: z(m),
             t_m: z(m),
             t_n: z(nn),
-            history: Vec::with_capacity(if st.record_history { st.max_iter as usize + 1 } else { 0 }),
+            history: Vec::with_capacity(if st.record_history {
+                st.max_iter as usize + 1
+            } else {
+                0
+            }),
             nbounds,
             last_refine_res: 0.0,
         }
@@ -413,7 +462,11 @@ impl<'m, 'b> Engine<'m, 'b> {
             // free variables get a proximal term ρ (part of the Newton system, so the
             // refinement includes it): without it H_jj = Σ a_ij²Θ_i → 0 when all rows of
             // a free variable become inactive (e.g. while τ → 0 on infeasible problems)
-            self.var_diag[j] = if md.has_lo[j] || md.has_up[j] { self.dl[j] + self.du[j] } else { self.st.free_reg };
+            self.var_diag[j] = if md.has_lo[j] || md.has_up[j] {
+                self.dl[j] + self.du[j]
+            } else {
+                self.st.free_reg
+            };
         }
         for i in 0..md.m {
             self.row_diag[i] = match md.row_kind[i] {
@@ -508,8 +561,16 @@ impl<'m, 'b> Engine<'m, 'b> {
         // primal: min ½‖ξ − ξ₀‖² s.t. Ãξ = b
         for j in 0..nn {
             let (l, u) = (
-                if md.has_lo[j] { md.lo[j] } else { f64::NEG_INFINITY },
-                if md.has_up[j] { md.up[j] } else { f64::INFINITY },
+                if md.has_lo[j] {
+                    md.lo[j]
+                } else {
+                    f64::NEG_INFINITY
+                },
+                if md.has_up[j] {
+                    md.up[j]
+                } else {
+                    f64::INFINITY
+                },
             );
             self.f[j] = -(0f64.clamp(l, u));
         }
@@ -567,7 +628,11 @@ impl<'m, 'b> Engine<'m, 'b> {
                 sz += self.zu[j];
             }
         }
-        let (dp2, dz2) = if pz > 0.0 && sp > 0.0 && sz > 0.0 { (0.5 * pz / sz, 0.5 * pz / sp) } else { (1.0, 1.0) };
+        let (dp2, dz2) = if pz > 0.0 && sp > 0.0 && sz > 0.0 {
+            (0.5 * pz / sz, 0.5 * pz / sp)
+        } else {
+            (1.0, 1.0)
+        };
         let nb = self.nbounds as f64;
         // floor: the data are equilibrated, so unit scale is meaningful; a nearly
         // complementary but infeasible start (tiny μ) would otherwise stall
@@ -601,8 +666,16 @@ impl<'m, 'b> Engine<'m, 'b> {
         for j in 0..md.nn {
             self.r_d[j] += self.zl[j] - self.zu[j] - md.c[j] * self.tau;
             cx += md.c[j] * self.xi[j];
-            self.r_l[j] = if md.has_lo[j] { self.xi[j] - md.lo[j] * self.tau - self.pl[j] } else { 0.0 };
-            self.r_u[j] = if md.has_up[j] { md.up[j] * self.tau - self.xi[j] - self.pu[j] } else { 0.0 };
+            self.r_l[j] = if md.has_lo[j] {
+                self.xi[j] - md.lo[j] * self.tau - self.pl[j]
+            } else {
+                0.0
+            };
+            self.r_u[j] = if md.has_up[j] {
+                md.up[j] * self.tau - self.xi[j] - self.pu[j]
+            } else {
+                0.0
+            };
             if md.has_lo[j] {
                 dual += md.lo[j] * self.zl[j];
             }
@@ -644,7 +717,11 @@ impl<'m, 'b> Engine<'m, 'b> {
         }
         let mut xn: f64 = 0.0;
         for j in 0..md.nn {
-            let s = if j < n { md.colscale[j] } else { 1.0 / md.rowscale[md.slack_row[j - n]] };
+            let s = if j < n {
+                md.colscale[j]
+            } else {
+                1.0 / md.rowscale[md.slack_row[j - n]]
+            };
             pres = pres.max(self.r_l[j].abs() * s).max(self.r_u[j].abs() * s);
             if j < n {
                 xn = xn.max((self.xi[j] * s).abs());
@@ -665,7 +742,11 @@ impl<'m, 'b> Engine<'m, 'b> {
         let mut zn: f64 = 0.0;
         let mut ray_d: f64 = 0.0; // ‖Ãᵀy + z_l − z_u‖ (unscaled, homogeneous)
         for j in 0..md.nn {
-            let s = if j < n { sig / md.colscale[j] } else { sig * md.rowscale[md.slack_row[j - n]] };
+            let s = if j < n {
+                sig / md.colscale[j]
+            } else {
+                sig * md.rowscale[md.slack_row[j - n]]
+            };
             dres = dres.max(self.r_d[j].abs() * s);
             cn = cn.max(md.c[j].abs() * s);
             zn = zn.max((self.zl[j] - self.zu[j]).abs() * s);
@@ -703,7 +784,11 @@ impl<'m, 'b> Engine<'m, 'b> {
             ray_p = ray_p.max(self.t_m[i].abs() / md.rowscale[i]);
         }
         for j in 0..md.nn {
-            let s = if j < n { md.colscale[j] } else { 1.0 / md.rowscale[md.slack_row[j - n]] };
+            let s = if j < n {
+                md.colscale[j]
+            } else {
+                1.0 / md.rowscale[md.slack_row[j - n]]
+            };
             if md.has_lo[j] {
                 ray_p = ray_p.max((-self.xi[j]).max(0.0) * s);
             }
@@ -712,8 +797,10 @@ impl<'m, 'b> Engine<'m, 'b> {
             }
         }
         let eps = self.st.tol_infeas;
-        let primal_infeasible = dual_ray_obj > 0.0 && ray_d <= eps * dual_ray_obj && self.tau < self.kappa;
-        let dual_infeasible = primal_ray_obj < 0.0 && ray_p <= eps * (-primal_ray_obj) && self.tau < self.kappa;
+        let primal_infeasible =
+            dual_ray_obj > 0.0 && ray_d <= eps * dual_ray_obj && self.tau < self.kappa;
+        let dual_infeasible =
+            primal_ray_obj < 0.0 && ray_p <= eps * (-primal_ray_obj) && self.tau < self.kappa;
         let info = IterationInfo {
             iter,
             pobj,
@@ -829,7 +916,7 @@ impl<'m, 'b> Engine<'m, 'b> {
     fn run(
         &mut self,
         mut log: Option<&mut (dyn Write + '_)>,
-        mut callback: Option<&mut (dyn FnMut(&IterationInfo) -> ControlFlow<()> + '_)>,
+        mut callback: Option<&mut CallbackFn<'_>>,
         cancel: Option<&AtomicBool>,
         start: Instant,
     ) -> Outcome {
@@ -839,12 +926,28 @@ impl<'m, 'b> Engine<'m, 'b> {
             let _ = writeln!(
                 w,
                 "backend {}: KKT dim {}, nnz(K) {}, nnz(L) {}\n{:>4}  {:>15}  {:>15}  {:>8}  {:>8}  {:>8}  {:>8}  {:>8}",
-                k.name, k.dim, k.matrix_nnz, k.factor_nnz, "iter", "pobj", "dobj", "pres", "dres", "gap", "mu", "step"
+                k.name,
+                k.dim,
+                k.matrix_nnz,
+                k.factor_nnz,
+                "iter",
+                "pobj",
+                "dobj",
+                "pres",
+                "dres",
+                "gap",
+                "mu",
+                "step"
             );
         }
         let mut last = IterationInfo::default();
         if self.starting_point().is_err() {
-            return Outcome { status: Status::NumericalError, reason: Some("starting point".into()), iterations: 0, last };
+            return Outcome {
+                status: Status::NumericalError,
+                reason: Some("starting point".into()),
+                iterations: 0,
+                last,
+            };
         }
         let (mut sigma, mut step) = (0.0, 0.0);
         let mut stall = 0u32;
@@ -867,11 +970,16 @@ impl<'m, 'b> Engine<'m, 'b> {
             if self.st.record_history && self.history.len() < self.history.capacity() {
                 self.history.push(info);
             }
-            let finite = [info.pobj, info.dobj, info.pres, info.dres, info.mu, self.tau, self.kappa].iter().all(|v| v.is_finite());
+            let finite = [
+                info.pobj, info.dobj, info.pres, info.dres, info.mu, self.tau, self.kappa,
+            ]
+            .iter()
+            .all(|v| v.is_finite());
             let st = &self.st;
             let status = if !finite {
                 Some(Status::NumericalError)
-            } else if info.pres <= st.tol_feas && info.dres <= st.tol_feas && info.gap <= st.tol_gap {
+            } else if info.pres <= st.tol_feas && info.dres <= st.tol_feas && info.gap <= st.tol_gap
+            {
                 Some(Status::Optimal)
             } else if pinf {
                 Some(Status::PrimalInfeasible)
@@ -879,9 +987,12 @@ impl<'m, 'b> Engine<'m, 'b> {
                 Some(Status::DualInfeasible)
             } else if iter >= st.max_iter {
                 Some(Status::IterationLimit)
-            } else if info.seconds >= st.time_limit || cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                Some(Status::TimeLimit)
-            } else if callback.as_deref_mut().is_some_and(|cb| cb(&info).is_break()) {
+            } else if info.seconds >= st.time_limit
+                || cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+                || callback
+                    .as_deref_mut()
+                    .is_some_and(|cb| cb(&info).is_break())
+            {
                 Some(Status::TimeLimit)
             } else if stall >= 5 {
                 Some(Status::NumericalError)
@@ -889,16 +1000,40 @@ impl<'m, 'b> Engine<'m, 'b> {
                 None
             };
             if let Some(status) = status {
-                let reason = (status == Status::NumericalError).then(|| if finite { "stalled (step < 1e-8)".to_string() } else { "non-finite iterate".to_string() });
-                return Outcome { status, reason, iterations: iter, last };
+                let reason = (status == Status::NumericalError).then(|| {
+                    if finite {
+                        "stalled (step < 1e-8)".to_string()
+                    } else {
+                        "non-finite iterate".to_string()
+                    }
+                });
+                return Outcome {
+                    status,
+                    reason,
+                    iterations: iter,
+                    last,
+                };
             }
             // scalings
             for j in 0..md.nn {
-                self.dl[j] = if md.has_lo[j] { self.zl[j] / self.pl[j] } else { 0.0 };
-                self.du[j] = if md.has_up[j] { self.zu[j] / self.pu[j] } else { 0.0 };
+                self.dl[j] = if md.has_lo[j] {
+                    self.zl[j] / self.pl[j]
+                } else {
+                    0.0
+                };
+                self.du[j] = if md.has_up[j] {
+                    self.zu[j] / self.pu[j]
+                } else {
+                    0.0
+                };
             }
             if let Err(e) = self.factor() {
-                return Outcome { status: Status::NumericalError, reason: Some(format!("factorisation: {e}")), iterations: iter, last };
+                return Outcome {
+                    status: Status::NumericalError,
+                    reason: Some(format!("factorisation: {e}")),
+                    iterations: iter,
+                    last,
+                };
             }
             // constant right-hand side for Δτ: (c − D_l l − D_u u, b)
             for j in 0..md.nn {
@@ -912,12 +1047,20 @@ impl<'m, 'b> Engine<'m, 'b> {
                 self.f[j] = v;
             }
             self.g.copy_from_slice(&md.b);
-            let (mut a2x, mut a2y) = (std::mem::take(&mut self.a2_xi), std::mem::take(&mut self.a2_y));
+            let (mut a2x, mut a2y) = (
+                std::mem::take(&mut self.a2_xi),
+                std::mem::take(&mut self.a2_y),
+            );
             let r = self.solve_xi(&mut a2x, &mut a2y);
             self.a2_xi = a2x;
             self.a2_y = a2y;
             if let Err(e) = r {
-                return Outcome { status: Status::NumericalError, reason: Some(format!("solve: {e}")), iterations: iter, last };
+                return Outcome {
+                    status: Status::NumericalError,
+                    reason: Some(format!("solve: {e}")),
+                    iterations: iter,
+                    last,
+                };
             }
             // predictor
             let mu = self.mu();
@@ -926,16 +1069,23 @@ impl<'m, 'b> Engine<'m, 'b> {
                 self.dsu[j] = self.pu[j] * self.zu[j];
             }
             if let Err(e) = self.direction(1.0, self.tau * self.kappa) {
-                return Outcome { status: Status::NumericalError, reason: Some(format!("predictor: {e}")), iterations: iter, last };
+                return Outcome {
+                    status: Status::NumericalError,
+                    reason: Some(format!("predictor: {e}")),
+                    iterations: iter,
+                    last,
+                };
             }
             let a_aff = self.max_step();
             let mut mu_aff = (self.tau + a_aff * self.dtau) * (self.kappa + a_aff * self.dkappa);
             for j in 0..md.nn {
                 if md.has_lo[j] {
-                    mu_aff += (self.pl[j] + a_aff * self.dpl[j]) * (self.zl[j] + a_aff * self.dzl[j]);
+                    mu_aff +=
+                        (self.pl[j] + a_aff * self.dpl[j]) * (self.zl[j] + a_aff * self.dzl[j]);
                 }
                 if md.has_up[j] {
-                    mu_aff += (self.pu[j] + a_aff * self.dpu[j]) * (self.zu[j] + a_aff * self.dzu[j]);
+                    mu_aff +=
+                        (self.pu[j] + a_aff * self.dpu[j]) * (self.zu[j] + a_aff * self.dzu[j]);
                 }
             }
             mu_aff /= nb1;
@@ -947,18 +1097,27 @@ impl<'m, 'b> Engine<'m, 'b> {
             let (aff_dtau, aff_dkappa) = (self.dtau, self.dkappa);
             // corrector
             for j in 0..md.nn {
-                self.dsl[j] = if md.has_lo[j] { self.pl[j] * self.zl[j] + self.aff_dpl[j] * self.aff_dzl[j] - sigma * mu } else { 0.0 };
-                self.dsu[j] = if md.has_up[j] { self.pu[j] * self.zu[j] + self.aff_dpu[j] * self.aff_dzu[j] - sigma * mu } else { 0.0 };
+                self.dsl[j] = if md.has_lo[j] {
+                    self.pl[j] * self.zl[j] + self.aff_dpl[j] * self.aff_dzl[j] - sigma * mu
+                } else {
+                    0.0
+                };
+                self.dsu[j] = if md.has_up[j] {
+                    self.pu[j] * self.zu[j] + self.aff_dpu[j] * self.aff_dzu[j] - sigma * mu
+                } else {
+                    0.0
+                };
             }
             let dsk = self.tau * self.kappa + aff_dtau * aff_dkappa - sigma * mu;
             if let Err(e) = self.direction(1.0 - sigma, dsk) {
-                return Outcome { status: Status::NumericalError, reason: Some(format!("corrector: {e}")), iterations: iter, last };
+                return Outcome {
+                    status: Status::NumericalError,
+                    reason: Some(format!("corrector: {e}")),
+                    iterations: iter,
+                    last,
+                };
             }
             let alpha = (self.st.step_fraction * self.max_step()).min(1.0);
-            if std::env::var("LP_DEBUG").is_ok() {
-                let f = |v: &[f64]| v.iter().fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(*x), b.max(*x)));
-                eprintln!("DEBUG refine res {:.2e} a_aff {a_aff:.2e} sigma {sigma:.2e} tau {:.2e} kappa {:.2e} var {:?} row {:?} reg {} |y| {:.2e} |xi| {:.2e}", self.last_refine_res, self.tau, self.kappa, f(&self.var_diag), f(&self.row_diag), self.kkt.info().regularized_pivots, inf_norm(&self.y), inf_norm(&self.xi));
-            }
             for j in 0..md.nn {
                 self.xi[j] += alpha * self.dxi[j];
                 if md.has_lo[j] {
@@ -985,7 +1144,11 @@ impl<'m, 'b> Engine<'m, 'b> {
         let md = self.md;
         let n0 = p.num_vars();
         let m0 = p.num_rows();
-        let sgn = if p.sense == Sense::Maximize { -1.0 } else { 1.0 };
+        let sgn = if p.sense == Sense::Maximize {
+            -1.0
+        } else {
+            1.0
+        };
         let ray_p = out.status == Status::DualInfeasible;
         let ray_d = out.status == Status::PrimalInfeasible;
         let tx = if ray_p { 1.0 } else { self.tau };

@@ -54,9 +54,15 @@ enum RowType {
 }
 
 fn num(tok: &str, line: usize) -> Result<f64, MpsError> {
-    let v: f64 = tok.parse().map_err(|_| MpsError::BadNumber { line, token: tok.to_string() })?;
+    let v: f64 = tok.parse().map_err(|_| MpsError::BadNumber {
+        line,
+        token: tok.to_string(),
+    })?;
     if v.is_nan() {
-        return Err(MpsError::BadNumber { line, token: tok.to_string() });
+        return Err(MpsError::BadNumber {
+            line,
+            token: tok.to_string(),
+        });
     }
     Ok(v)
 }
@@ -118,14 +124,20 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
                 }
                 "COLUMNS" => {
                     if !seen_rows {
-                        return Err(MpsError::MissingSection { line: line_no, section: "ROWS" });
+                        return Err(MpsError::MissingSection {
+                            line: line_no,
+                            section: "ROWS",
+                        });
                     }
                     seen_columns = true;
                     Section::Columns
                 }
                 "RHS" | "RANGES" | "BOUNDS" | "ENDATA" => {
                     if !seen_columns {
-                        return Err(MpsError::MissingSection { line: line_no, section: "COLUMNS" });
+                        return Err(MpsError::MissingSection {
+                            line: line_no,
+                            section: "COLUMNS",
+                        });
                     }
                     match head.as_str() {
                         "RHS" => Section::Rhs,
@@ -151,23 +163,37 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
         }
         match section {
             Section::None | Section::Name | Section::End => {
-                return Err(MpsError::Syntax { line: line_no, message: "data line outside of a section".into() });
+                return Err(MpsError::Syntax {
+                    line: line_no,
+                    message: "data line outside of a section".into(),
+                });
             }
             Section::ObjSense => sense = parse_sense(toks[0], line_no)?,
             Section::Rows => {
                 if toks.len() != 2 {
-                    return Err(MpsError::Syntax { line: line_no, message: "ROWS line: expected `TYPE NAME`".into() });
+                    return Err(MpsError::Syntax {
+                        line: line_no,
+                        message: "ROWS line: expected `TYPE NAME`".into(),
+                    });
                 }
                 let rt = match toks[0].to_ascii_uppercase().as_str() {
                     "N" => RowType::N,
                     "E" => RowType::E,
                     "L" => RowType::L,
                     "G" => RowType::G,
-                    _ => return Err(MpsError::UnknownRowType { line: line_no, token: toks[0].to_string() }),
+                    _ => {
+                        return Err(MpsError::UnknownRowType {
+                            line: line_no,
+                            token: toks[0].to_string(),
+                        });
+                    }
                 };
                 let rname = toks[1].to_string();
                 if row_map.contains_key(&rname) {
-                    return Err(MpsError::DuplicateRow { line: line_no, name: rname });
+                    return Err(MpsError::DuplicateRow {
+                        line: line_no,
+                        name: rname,
+                    });
                 }
                 if rt == RowType::N {
                     if obj_row.is_none() {
@@ -197,7 +223,10 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
                     col_names.len() - 1
                 } else {
                     if col_map.contains_key(cname) {
-                        return Err(MpsError::DuplicateColumn { line: line_no, name: cname.to_string() });
+                        return Err(MpsError::DuplicateColumn {
+                            line: line_no,
+                            name: cname.to_string(),
+                        });
                     }
                     // close previous column
                     if !col_names.is_empty() {
@@ -217,12 +246,20 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
                     let (rname, val) = (pair[0], num(pair[1], line_no)?);
                     match row_map.get(rname) {
                         None => {
-                            return Err(MpsError::UnknownRow { line: line_no, name: rname.to_string(), section: "COLUMNS" });
+                            return Err(MpsError::UnknownRow {
+                                line: line_no,
+                                name: rname.to_string(),
+                                section: "COLUMNS",
+                            });
                         }
                         Some(None) => {
                             if obj_row.as_deref() == Some(rname) {
                                 if current_obj_set {
-                                    return Err(MpsError::DuplicateEntry { line: line_no, col: cname.into(), row: rname.into() });
+                                    return Err(MpsError::DuplicateEntry {
+                                        line: line_no,
+                                        col: cname.into(),
+                                        row: rname.into(),
+                                    });
                                 }
                                 current_obj_set = true;
                                 c[j] = val;
@@ -230,7 +267,11 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
                         }
                         Some(Some(i)) => {
                             if current_col_rows.insert(*i, ()).is_some() {
-                                return Err(MpsError::DuplicateEntry { line: line_no, col: cname.into(), row: rname.into() });
+                                return Err(MpsError::DuplicateEntry {
+                                    line: line_no,
+                                    col: cname.into(),
+                                    row: rname.into(),
+                                });
                             }
                             if val != 0.0 {
                                 row_idx.push(*i);
@@ -241,7 +282,11 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
                 }
             }
             Section::Rhs | Section::Ranges => {
-                let sec = if section == Section::Rhs { "RHS" } else { "RANGES" };
+                let sec = if section == Section::Rhs {
+                    "RHS"
+                } else {
+                    "RANGES"
+                };
                 let pairs: &[&str] = match toks.len() {
                     2 | 4 => &toks[..],
                     3 | 5 => &toks[1..],
@@ -255,7 +300,13 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
                 for pair in pairs.chunks(2) {
                     let (rname, val) = (pair[0], num(pair[1], line_no)?);
                     match row_map.get(rname) {
-                        None => return Err(MpsError::UnknownRow { line: line_no, name: rname.to_string(), section: sec }),
+                        None => {
+                            return Err(MpsError::UnknownRow {
+                                line: line_no,
+                                name: rname.to_string(),
+                                section: sec,
+                            });
+                        }
                         Some(None) => {
                             if section == Section::Rhs && obj_row.as_deref() == Some(rname) {
                                 offset = -val;
@@ -274,8 +325,14 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
             Section::Bounds => {
                 let btype = toks[0].to_ascii_uppercase();
                 let needs_value = !matches!(btype.as_str(), "FR" | "MI" | "PL" | "BV");
-                if !matches!(btype.as_str(), "UP" | "LO" | "FX" | "FR" | "MI" | "PL" | "BV" | "LI" | "UI") {
-                    return Err(MpsError::UnknownBoundType { line: line_no, token: toks[0].to_string() });
+                if !matches!(
+                    btype.as_str(),
+                    "UP" | "LO" | "FX" | "FR" | "MI" | "PL" | "BV" | "LI" | "UI"
+                ) {
+                    return Err(MpsError::UnknownBoundType {
+                        line: line_no,
+                        token: toks[0].to_string(),
+                    });
                 }
                 let (cname, val_tok) = match (needs_value, toks.len()) {
                     (true, 4) => (toks[2], Some(toks[3])),
@@ -283,7 +340,11 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
                     (false, 3) if btype != "BV" => (toks[2], None),
                     (false, 3) => {
                         // BV with optional value: `BV BND COL` or `BV COL VAL`
-                        if col_map.contains_key(toks[2]) { (toks[2], None) } else { (toks[1], Some(toks[2])) }
+                        if col_map.contains_key(toks[2]) {
+                            (toks[2], None)
+                        } else {
+                            (toks[1], Some(toks[2]))
+                        }
                     }
                     (false, 4) => (toks[2], Some(toks[3])),
                     (false, 2) => (toks[1], None),
@@ -295,7 +356,10 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
                     }
                 };
                 let Some(&j) = col_map.get(cname) else {
-                    return Err(MpsError::UnknownColumn { line: line_no, name: cname.to_string() });
+                    return Err(MpsError::UnknownColumn {
+                        line: line_no,
+                        name: cname.to_string(),
+                    });
                 };
                 let val = match val_tok {
                     Some(t) => num(t, line_no)?,
@@ -345,7 +409,10 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
         } else {
             "ENDATA"
         };
-        return Err(MpsError::MissingSection { line: line_no + 1, section: missing });
+        return Err(MpsError::MissingSection {
+            line: line_no + 1,
+            section: missing,
+        });
     }
     if !col_names.is_empty() {
         col_ptr.push(row_idx.len());
@@ -379,7 +446,13 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
         row_lower[i] = lo;
         row_upper[i] = up;
     }
-    let a = CscMatrix { nrows: m, ncols: n, col_ptr, row_idx, values };
+    let a = CscMatrix {
+        nrows: m,
+        ncols: n,
+        col_ptr,
+        row_idx,
+        values,
+    };
     let p = LpProblem {
         name,
         sense,
@@ -401,6 +474,9 @@ fn parse_sense(tok: &str, line: usize) -> Result<Sense, MpsError> {
     match tok.to_ascii_uppercase().as_str() {
         "MIN" | "MINIMIZE" | "MINIMISE" => Ok(Sense::Minimize),
         "MAX" | "MAXIMIZE" | "MAXIMISE" => Ok(Sense::Maximize),
-        _ => Err(MpsError::Syntax { line, message: format!("OBJSENSE: expected MIN or MAX, found `{tok}`") }),
+        _ => Err(MpsError::Syntax {
+            line,
+            message: format!("OBJSENSE: expected MIN or MAX, found `{tok}`"),
+        }),
     }
 }

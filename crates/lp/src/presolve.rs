@@ -42,8 +42,6 @@ pub(crate) struct Model {
     pub offset: f64,
     /// values of eliminated variables (NaN for kept ones), original indexing
     pub fixed_x: Vec<f64>,
-    /// original objective in minimisation sign
-    pub c_min: Vec<f64>,
     pub decided: Option<Decided>,
     /// largest finite |bound| (rows and variables, after fixing), original units
     pub bnorm: f64,
@@ -61,7 +59,11 @@ pub(crate) fn build_model(
 ) -> Result<Model, LpError> {
     let n0 = p.num_vars();
     let m0 = p.num_rows();
-    let sgn = if p.sense == Sense::Maximize { -1.0 } else { 1.0 };
+    let sgn = if p.sense == Sense::Maximize {
+        -1.0
+    } else {
+        1.0
+    };
     let c_min: Vec<f64> = p.c.iter().map(|v| sgn * v).collect();
     let mut offset = sgn * p.offset;
     let mut fixed_x = vec![f64::NAN; n0];
@@ -72,7 +74,10 @@ pub(crate) fn build_model(
     for j in 0..n0 {
         if p.col_lower[j] == p.col_upper[j] {
             if keep_layout {
-                return Err(LpError::LayoutConflict { backend, reason: format!("variable `{}` is fixed", p.col_name(j)) });
+                return Err(LpError::LayoutConflict {
+                    backend,
+                    reason: format!("variable `{}` is fixed", p.col_name(j)),
+                });
             }
             fixed_x[j] = p.col_lower[j];
         }
@@ -91,7 +96,10 @@ pub(crate) fn build_model(
     for i in 0..m0 {
         if rl[i] == f64::NEG_INFINITY && ru[i] == f64::INFINITY {
             if keep_layout {
-                return Err(LpError::LayoutConflict { backend, reason: format!("row `{}` is free", p.row_name(i)) });
+                return Err(LpError::LayoutConflict {
+                    backend,
+                    reason: format!("row `{}` is free", p.row_name(i)),
+                });
             }
             keep_row[i] = false;
         }
@@ -118,7 +126,10 @@ pub(crate) fn build_model(
                 };
                 if v.is_infinite() {
                     if decided.is_none() {
-                        decided = Some(Decided::DualInfeasible { col: j, sign: if cj > 0.0 { -1.0 } else { 1.0 } });
+                        decided = Some(Decided::DualInfeasible {
+                            col: j,
+                            sign: if cj > 0.0 { -1.0 } else { 1.0 },
+                        });
                     }
                     fixed_x[j] = 0f64.clamp(l, u);
                 } else {
@@ -145,10 +156,11 @@ pub(crate) fn build_model(
         for i in 0..m0 {
             if keep_row[i] && row_count[i] == 0 {
                 let tol = 1e-9 * (1.0 + rl[i].abs().min(ru[i].abs()));
-                if rl[i] > tol || ru[i] < -tol {
-                    if decided.is_none() {
-                        decided = Some(Decided::PrimalInfeasible { row: i, sign: if rl[i] > tol { 1.0 } else { -1.0 } });
-                    }
+                if (rl[i] > tol || ru[i] < -tol) && decided.is_none() {
+                    decided = Some(Decided::PrimalInfeasible {
+                        row: i,
+                        sign: if rl[i] > tol { 1.0 } else { -1.0 },
+                    });
                 }
                 keep_row[i] = false;
             }
@@ -162,7 +174,13 @@ pub(crate) fn build_model(
     for (k, &i) in row_orig.iter().enumerate() {
         row_new[i] = k;
     }
-    let mut a = CscMatrix { nrows: m, ncols: n, col_ptr: Vec::with_capacity(n + 1), row_idx: Vec::new(), values: Vec::new() };
+    let mut a = CscMatrix {
+        nrows: m,
+        ncols: n,
+        col_ptr: Vec::with_capacity(n + 1),
+        row_idx: Vec::new(),
+        values: Vec::new(),
+    };
     a.col_ptr.push(0);
     for &j in &col_orig {
         for q in p.a.col_ptr[j]..p.a.col_ptr[j + 1] {
@@ -190,7 +208,11 @@ pub(crate) fn build_model(
                     rmax[a.row_idx[q]] = rmax[a.row_idx[q]].max(v);
                 }
                 worst = worst.max((1.0 - cmax).abs());
-                let s = if cmax > 0.0 { (1.0 / cmax.sqrt()).clamp(1e-4, 1e4) } else { 1.0 };
+                let s = if cmax > 0.0 {
+                    (1.0 / cmax.sqrt()).clamp(1e-4, 1e4)
+                } else {
+                    1.0
+                };
                 colscale[j] *= s;
                 for q in a.col_ptr[j]..a.col_ptr[j + 1] {
                     a.values[q] *= s;
@@ -199,7 +221,16 @@ pub(crate) fn build_model(
             for i in 0..m {
                 worst = worst.max((1.0 - rmax[i]).abs());
             }
-            let rs: Vec<f64> = rmax.iter().map(|&r| if r > 0.0 { (1.0 / r.sqrt()).clamp(1e-4, 1e4) } else { 1.0 }).collect();
+            let rs: Vec<f64> = rmax
+                .iter()
+                .map(|&r| {
+                    if r > 0.0 {
+                        (1.0 / r.sqrt()).clamp(1e-4, 1e4)
+                    } else {
+                        1.0
+                    }
+                })
+                .collect();
             for i in 0..m {
                 rowscale[i] *= rs[i];
             }
@@ -306,7 +337,6 @@ pub(crate) fn build_model(
         cscale,
         offset,
         fixed_x,
-        c_min,
         decided,
     })
 }

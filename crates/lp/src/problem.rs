@@ -33,7 +33,13 @@ pub struct CscMatrix {
 impl CscMatrix {
     /// An all-zero matrix.
     pub fn zeros(nrows: usize, ncols: usize) -> Self {
-        Self { nrows, ncols, col_ptr: vec![0; ncols + 1], row_idx: Vec::new(), values: Vec::new() }
+        Self {
+            nrows,
+            ncols,
+            col_ptr: vec![0; ncols + 1],
+            row_idx: Vec::new(),
+            values: Vec::new(),
+        }
     }
 
     /// Builds a CSC matrix from `(row, col, value)` triplets. Duplicates are an error;
@@ -65,7 +71,13 @@ impl CscMatrix {
             next[j] += 1;
         }
         // sort within columns, reject duplicates, drop zeros
-        let mut out = Self { nrows, ncols, col_ptr: vec![0; ncols + 1], row_idx: Vec::new(), values: Vec::new() };
+        let mut out = Self {
+            nrows,
+            ncols,
+            col_ptr: vec![0; ncols + 1],
+            row_idx: Vec::new(),
+            values: Vec::new(),
+        };
         let mut buf: Vec<(usize, f64)> = Vec::new();
         for j in 0..ncols {
             buf.clear();
@@ -73,7 +85,10 @@ impl CscMatrix {
             buf.sort_by_key(|e| e.0);
             for w in buf.windows(2) {
                 if w[0].0 == w[1].0 {
-                    return Err(ProblemError::DuplicateEntry { row: w[0].0.to_string(), col: j.to_string() });
+                    return Err(ProblemError::DuplicateEntry {
+                        row: w[0].0.to_string(),
+                        col: j.to_string(),
+                    });
                 }
             }
             for &(i, v) in &buf {
@@ -101,20 +116,32 @@ impl CscMatrix {
                 self.ncols + 1
             )));
         }
-        if self.col_ptr[0] != 0 || self.row_idx.len() != self.values.len() || self.col_ptr[self.ncols] != self.row_idx.len() {
-            return Err(ProblemError::BadCsc("inconsistent col_ptr / row_idx / values lengths".into()));
+        if self.col_ptr[0] != 0
+            || self.row_idx.len() != self.values.len()
+            || self.col_ptr[self.ncols] != self.row_idx.len()
+        {
+            return Err(ProblemError::BadCsc(
+                "inconsistent col_ptr / row_idx / values lengths".into(),
+            ));
         }
         for j in 0..self.ncols {
             let (a, b) = (self.col_ptr[j], self.col_ptr[j + 1]);
             if a > b {
-                return Err(ProblemError::BadCsc(format!("col_ptr decreases at column {j}")));
+                return Err(ProblemError::BadCsc(format!(
+                    "col_ptr decreases at column {j}"
+                )));
             }
             for p in a..b {
                 if self.row_idx[p] >= self.nrows {
-                    return Err(ProblemError::BadCsc(format!("row index {} out of range in column {j}", self.row_idx[p])));
+                    return Err(ProblemError::BadCsc(format!(
+                        "row index {} out of range in column {j}",
+                        self.row_idx[p]
+                    )));
                 }
                 if p > a && self.row_idx[p] <= self.row_idx[p - 1] {
-                    return Err(ProblemError::BadCsc(format!("row indices unsorted or duplicated in column {j}")));
+                    return Err(ProblemError::BadCsc(format!(
+                        "row indices unsorted or duplicated in column {j}"
+                    )));
                 }
             }
         }
@@ -146,7 +173,13 @@ impl CscMatrix {
 
     /// A borrowed view.
     pub fn as_ref(&self) -> CscRef<'_> {
-        CscRef { nrows: self.nrows, ncols: self.ncols, col_ptr: &self.col_ptr, row_idx: &self.row_idx, values: &self.values }
+        CscRef {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            col_ptr: &self.col_ptr,
+            row_idx: &self.row_idx,
+            values: &self.values,
+        }
     }
 }
 
@@ -228,7 +261,19 @@ impl LpProblem {
         col_lower: Vec<f64>,
         col_upper: Vec<f64>,
     ) -> Result<Self, ProblemError> {
-        let p = Self { name: None, sense, c, offset, a, row_lower, row_upper, col_lower, col_upper, col_names: None, row_names: None };
+        let p = Self {
+            name: None,
+            sense,
+            c,
+            offset,
+            a,
+            row_lower,
+            row_upper,
+            col_lower,
+            col_upper,
+            col_names: None,
+            row_names: None,
+        };
         p.validate()?;
         Ok(p)
     }
@@ -240,12 +285,24 @@ impl LpProblem {
     }
 
     /// Attaches variable and row names (lengths are validated).
-    pub fn with_names(mut self, col_names: Vec<String>, row_names: Vec<String>) -> Result<Self, ProblemError> {
+    pub fn with_names(
+        mut self,
+        col_names: Vec<String>,
+        row_names: Vec<String>,
+    ) -> Result<Self, ProblemError> {
         if col_names.len() != self.num_vars() {
-            return Err(ProblemError::Shape { what: "col_names", got: col_names.len(), expected: self.num_vars() });
+            return Err(ProblemError::Shape {
+                what: "col_names",
+                got: col_names.len(),
+                expected: self.num_vars(),
+            });
         }
         if row_names.len() != self.num_rows() {
-            return Err(ProblemError::Shape { what: "row_names", got: row_names.len(), expected: self.num_rows() });
+            return Err(ProblemError::Shape {
+                what: "row_names",
+                got: row_names.len(),
+                expected: self.num_rows(),
+            });
         }
         self.col_names = Some(col_names);
         self.row_names = Some(row_names);
@@ -254,12 +311,16 @@ impl LpProblem {
 
     /// Name of variable `j` (its index when unnamed).
     pub fn col_name(&self, j: usize) -> String {
-        self.col_names.as_ref().map_or_else(|| format!("x{j}"), |v| v[j].clone())
+        self.col_names
+            .as_ref()
+            .map_or_else(|| format!("x{j}"), |v| v[j].clone())
     }
 
     /// Name of row `i` (its index when unnamed).
     pub fn row_name(&self, i: usize) -> String {
-        self.row_names.as_ref().map_or_else(|| format!("r{i}"), |v| v[i].clone())
+        self.row_names
+            .as_ref()
+            .map_or_else(|| format!("r{i}"), |v| v[i].clone())
     }
 
     /// Checks shapes, NaN/∞ and crossed bounds, naming the variable or row.
@@ -274,26 +335,52 @@ impl LpProblem {
             ("row_upper", self.row_upper.len(), m),
         ] {
             if got != expected {
-                return Err(ProblemError::Shape { what, got, expected });
+                return Err(ProblemError::Shape {
+                    what,
+                    got,
+                    expected,
+                });
             }
         }
         self.a.check()?;
         if !self.offset.is_finite() {
-            return Err(ProblemError::NonFinite { what: "objective offset", name: "offset".into(), value: self.offset });
+            return Err(ProblemError::NonFinite {
+                what: "objective offset",
+                name: "offset".into(),
+                value: self.offset,
+            });
         }
         for j in 0..n {
             if !self.c[j].is_finite() {
-                return Err(ProblemError::NonFinite { what: "objective", name: self.col_name(j), value: self.c[j] });
+                return Err(ProblemError::NonFinite {
+                    what: "objective",
+                    name: self.col_name(j),
+                    value: self.c[j],
+                });
             }
             for p in self.a.col_ptr[j]..self.a.col_ptr[j + 1] {
                 if !self.a.values[p].is_finite() {
-                    return Err(ProblemError::NonFinite { what: "matrix entry", name: self.col_name(j), value: self.a.values[p] });
+                    return Err(ProblemError::NonFinite {
+                        what: "matrix entry",
+                        name: self.col_name(j),
+                        value: self.a.values[p],
+                    });
                 }
             }
-            check_bounds("variable", self.col_name(j), self.col_lower[j], self.col_upper[j])?;
+            check_bounds(
+                "variable",
+                self.col_name(j),
+                self.col_lower[j],
+                self.col_upper[j],
+            )?;
         }
         for i in 0..m {
-            check_bounds("row", self.row_name(i), self.row_lower[i], self.row_upper[i])?;
+            check_bounds(
+                "row",
+                self.row_name(i),
+                self.row_lower[i],
+                self.row_upper[i],
+            )?;
         }
         Ok(())
     }
@@ -356,25 +443,46 @@ impl LpProblem {
         self.a.mul_add(x, &mut ax);
         let mut v: f64 = 0.0;
         for i in 0..self.num_rows() {
-            v = v.max(self.row_lower[i] - ax[i]).max(ax[i] - self.row_upper[i]);
+            v = v
+                .max(self.row_lower[i] - ax[i])
+                .max(ax[i] - self.row_upper[i]);
         }
         for j in 0..self.num_vars() {
-            v = v.max(self.col_lower[j] - x[j]).max(x[j] - self.col_upper[j]);
+            v = v
+                .max(self.col_lower[j] - x[j])
+                .max(x[j] - self.col_upper[j]);
         }
         v
     }
 }
 
 fn check_bounds(what: &'static str, name: String, lo: f64, up: f64) -> Result<(), ProblemError> {
-    let (wl, wu) = if what == "row" { ("row lower", "row upper") } else { ("variable lower", "variable upper") };
+    let (wl, wu) = if what == "row" {
+        ("row lower", "row upper")
+    } else {
+        ("variable lower", "variable upper")
+    };
     if lo.is_nan() || lo == f64::INFINITY {
-        return Err(ProblemError::BadBound { what: wl, name, value: lo });
+        return Err(ProblemError::BadBound {
+            what: wl,
+            name,
+            value: lo,
+        });
     }
     if up.is_nan() || up == f64::NEG_INFINITY {
-        return Err(ProblemError::BadBound { what: wu, name, value: up });
+        return Err(ProblemError::BadBound {
+            what: wu,
+            name,
+            value: up,
+        });
     }
     if lo > up {
-        return Err(ProblemError::CrossedBounds { what, name, lower: lo, upper: up });
+        return Err(ProblemError::CrossedBounds {
+            what,
+            name,
+            lower: lo,
+            upper: up,
+        });
     }
     Ok(())
 }
@@ -408,7 +516,10 @@ pub struct LpBuilder {
 impl LpBuilder {
     /// A new empty problem with the given sense.
     pub fn new(sense: Sense) -> Self {
-        Self { sense, ..Self::default() }
+        Self {
+            sense,
+            ..Self::default()
+        }
     }
     /// Sets the problem name.
     pub fn name(&mut self, name: impl Into<String>) -> &mut Self {
@@ -429,7 +540,13 @@ impl LpBuilder {
         self.c.len() - 1
     }
     /// Adds a named variable; returns its index.
-    pub fn add_named_var(&mut self, name: impl Into<String>, cost: f64, lower: f64, upper: f64) -> usize {
+    pub fn add_named_var(
+        &mut self,
+        name: impl Into<String>,
+        cost: f64,
+        lower: f64,
+        upper: f64,
+    ) -> usize {
         let j = self.add_var(cost, lower, upper);
         self.col_names[j] = Some(name.into());
         j
@@ -444,7 +561,13 @@ impl LpBuilder {
         i
     }
     /// Adds a named row; returns its index.
-    pub fn add_named_row(&mut self, name: impl Into<String>, lower: f64, upper: f64, coeffs: &[(usize, f64)]) -> usize {
+    pub fn add_named_row(
+        &mut self,
+        name: impl Into<String>,
+        lower: f64,
+        upper: f64,
+        coeffs: &[(usize, f64)],
+    ) -> usize {
         let i = self.add_row(lower, upper, coeffs);
         self.row_names[i] = Some(name.into());
         i
@@ -453,13 +576,25 @@ impl LpBuilder {
     pub fn build(&self) -> Result<LpProblem, ProblemError> {
         let n = self.c.len();
         let m = self.row_lower.len();
-        let row_names: Vec<String> =
-            self.row_names.iter().enumerate().map(|(i, s)| s.clone().unwrap_or_else(|| format!("r{i}"))).collect();
-        let col_names: Vec<String> =
-            self.col_names.iter().enumerate().map(|(j, s)| s.clone().unwrap_or_else(|| format!("x{j}"))).collect();
+        let row_names: Vec<String> = self
+            .row_names
+            .iter()
+            .enumerate()
+            .map(|(i, s)| s.clone().unwrap_or_else(|| format!("r{i}")))
+            .collect();
+        let col_names: Vec<String> = self
+            .col_names
+            .iter()
+            .enumerate()
+            .map(|(j, s)| s.clone().unwrap_or_else(|| format!("x{j}")))
+            .collect();
         for &(i, j, _) in &self.triplets {
             if j >= n {
-                return Err(ProblemError::UnknownVariable { row: row_names[i].clone(), col: j, ncols: n });
+                return Err(ProblemError::UnknownVariable {
+                    row: row_names[i].clone(),
+                    col: j,
+                    ncols: n,
+                });
             }
         }
         let a = CscMatrix::from_triplets(m, n, &self.triplets).map_err(|e| match e {
@@ -482,7 +617,8 @@ impl LpBuilder {
             col_names: None,
             row_names: None,
         };
-        if self.col_names.iter().any(Option::is_some) || self.row_names.iter().any(Option::is_some) {
+        if self.col_names.iter().any(Option::is_some) || self.row_names.iter().any(Option::is_some)
+        {
             p.col_names = Some(col_names);
             p.row_names = Some(row_names);
         }

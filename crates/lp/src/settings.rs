@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BackendChoice {
-    /// Dense for tiny problems (`n + m ≤ 60`), sparse LDLᵀ otherwise.
+    /// Currently the sparse LDLᵀ backend (the dense one has no pivoting and is meant
+    /// for tests and as a reference for the normal-equation elimination).
     #[default]
     Auto,
     /// [`crate::kkt::FaerLdlBackend`]: sparse LDLᵀ of the quasi-definite augmented system.
@@ -101,18 +102,30 @@ impl IpmSettings {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err(SettingsError::BadFieldValue { field, value: v.to_string(), reason: "must be finite and > 0" })
+                Err(SettingsError::BadFieldValue {
+                    field,
+                    value: v.to_string(),
+                    reason: "must be finite and > 0",
+                })
             }
         }
         fn nonneg(field: &'static str, v: f64) -> Result<(), SettingsError> {
             if v.is_finite() && v >= 0.0 {
                 Ok(())
             } else {
-                Err(SettingsError::BadFieldValue { field, value: v.to_string(), reason: "must be finite and >= 0" })
+                Err(SettingsError::BadFieldValue {
+                    field,
+                    value: v.to_string(),
+                    reason: "must be finite and >= 0",
+                })
             }
         }
         if self.max_iter == 0 {
-            return Err(SettingsError::BadFieldValue { field: "max_iter", value: "0".into(), reason: "must be >= 1" });
+            return Err(SettingsError::BadFieldValue {
+                field: "max_iter",
+                value: "0".into(),
+                reason: "must be >= 1",
+            });
         }
         if self.time_limit.is_nan() || self.time_limit <= 0.0 {
             return Err(SettingsError::BadFieldValue {

@@ -5,8 +5,8 @@ mod common;
 
 use bulwark_lp::kkt::{DenseBackend, Regularization};
 use bulwark_lp::{
-    BackendChoice, IpmSettings, IpmSolver, KktBackend, KktError, KktInfo, KktProblem, LpBuilder, LpError, ProblemError,
-    Sense, SettingsError, Status, solve,
+    BackendChoice, IpmSettings, IpmSolver, KktBackend, KktError, KktInfo, KktProblem, LpBuilder,
+    LpError, ProblemError, Sense, SettingsError, Status, solve,
 };
 use common::{random_feasible_lp, rel_err};
 use std::ops::ControlFlow;
@@ -16,14 +16,47 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 #[test]
 fn settings_builder_validates_each_field() {
     let e = IpmSettings::builder().tol_feas(-1.0).build().unwrap_err();
-    assert!(matches!(e, SettingsError::BadFieldValue { field: "tol_feas", .. }));
-    let e = IpmSettings::builder().step_fraction(1.0).build().unwrap_err();
-    assert!(matches!(e, SettingsError::BadFieldValue { field: "step_fraction", .. }));
+    assert!(matches!(
+        e,
+        SettingsError::BadFieldValue {
+            field: "tol_feas",
+            ..
+        }
+    ));
+    let e = IpmSettings::builder()
+        .step_fraction(1.0)
+        .build()
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        SettingsError::BadFieldValue {
+            field: "step_fraction",
+            ..
+        }
+    ));
     let e = IpmSettings::builder().max_iter(0).build().unwrap_err();
-    assert!(matches!(e, SettingsError::BadFieldValue { field: "max_iter", .. }));
-    let e = IpmSettings::builder().time_limit(f64::NAN).build().unwrap_err();
-    assert!(matches!(e, SettingsError::BadFieldValue { field: "time_limit", .. }));
-    assert_eq!(IpmSettings::builder().build().unwrap(), IpmSettings::default());
+    assert!(matches!(
+        e,
+        SettingsError::BadFieldValue {
+            field: "max_iter",
+            ..
+        }
+    ));
+    let e = IpmSettings::builder()
+        .time_limit(f64::NAN)
+        .build()
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        SettingsError::BadFieldValue {
+            field: "time_limit",
+            ..
+        }
+    ));
+    assert_eq!(
+        IpmSettings::builder().build().unwrap(),
+        IpmSettings::default()
+    );
 }
 
 #[test]
@@ -41,7 +74,10 @@ fn problem_validation_names_the_culprit() {
     let mut b = LpBuilder::new(Sense::Minimize);
     b.add_var(1.0, 0.0, 1.0);
     b.add_named_row("r", 0.0, 1.0, &[(3, 1.0)]);
-    assert!(matches!(b.build(), Err(ProblemError::UnknownVariable { col: 3, .. })));
+    assert!(matches!(
+        b.build(),
+        Err(ProblemError::UnknownVariable { col: 3, .. })
+    ));
     let mut b = LpBuilder::new(Sense::Minimize);
     b.add_var(1.0, f64::INFINITY, f64::INFINITY);
     assert!(matches!(b.build(), Err(ProblemError::BadBound { .. })));
@@ -59,7 +95,11 @@ fn iteration_limit_callback_and_cancellation() {
         .unwrap()
         .with_callback(|info| {
             seen.push(info.iter);
-            if info.iter == 3 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+            if info.iter == 3 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
         })
         .solve()
         .unwrap();
@@ -67,7 +107,11 @@ fn iteration_limit_callback_and_cancellation() {
     assert_eq!(seen, vec![0, 1, 2, 3]);
 
     let flag = Arc::new(AtomicBool::new(true));
-    let sol = IpmSolver::new(&lp, IpmSettings::default()).unwrap().with_cancel_flag(flag).solve().unwrap();
+    let sol = IpmSolver::new(&lp, IpmSettings::default())
+        .unwrap()
+        .with_cancel_flag(flag)
+        .solve()
+        .unwrap();
     assert_eq!((sol.status, sol.iterations), (Status::TimeLimit, 0));
 }
 
@@ -75,14 +119,29 @@ fn iteration_limit_callback_and_cancellation() {
 fn verbose_log_goes_to_the_given_writer() {
     let lp = random_feasible_lp(3);
     let mut buf = Vec::new();
-    let s = IpmSettings::builder().verbose(true).record_history(true).build().unwrap();
-    let sol = IpmSolver::new(&lp, s).unwrap().with_log(&mut buf).solve().unwrap();
+    let s = IpmSettings::builder()
+        .verbose(true)
+        .record_history(true)
+        .build()
+        .unwrap();
+    let sol = IpmSolver::new(&lp, s)
+        .unwrap()
+        .with_log(&mut buf)
+        .solve()
+        .unwrap();
     let text = String::from_utf8(buf).unwrap();
-    assert!(text.contains("iter") && text.contains("pobj") && text.contains("status optimal"), "{text}");
+    assert!(
+        text.contains("iter") && text.contains("pobj") && text.contains("status optimal"),
+        "{text}"
+    );
     assert_eq!(sol.history.len() as u32, sol.iterations + 1);
     // quiet by default
     let mut buf = Vec::new();
-    IpmSolver::new(&lp, IpmSettings::default()).unwrap().with_log(&mut buf).solve().unwrap();
+    IpmSolver::new(&lp, IpmSettings::default())
+        .unwrap()
+        .with_log(&mut buf)
+        .solve()
+        .unwrap();
     assert!(buf.is_empty());
 }
 
@@ -111,16 +170,26 @@ fn duals_satisfy_stationarity_and_complementarity() {
         let lp = random_feasible_lp(seed);
         let sol = solve(&lp, &IpmSettings::default()).unwrap();
         assert_eq!(sol.status, Status::Optimal);
-        let sgn = if lp.sense() == Sense::Maximize { -1.0 } else { 1.0 };
+        let sgn = if lp.sense() == Sense::Maximize {
+            -1.0
+        } else {
+            1.0
+        };
         for j in 0..lp.num_vars() {
             let z = sgn * sol.reduced_costs[j];
             let (l, u, x) = (lp.col_lower()[j], lp.col_upper()[j], sol.x[j]);
             // z > 0 only at the lower bound, z < 0 only at the upper bound (minimisation form)
             if z > 1e-5 {
-                assert!((x - l).abs() < 1e-5, "seed {seed} var {j}: z {z} x {x} l {l}");
+                assert!(
+                    (x - l).abs() < 1e-5,
+                    "seed {seed} var {j}: z {z} x {x} l {l}"
+                );
             }
             if z < -1e-5 {
-                assert!((u - x).abs() < 1e-5, "seed {seed} var {j}: z {z} x {x} u {u}");
+                assert!(
+                    (u - x).abs() < 1e-5,
+                    "seed {seed} var {j}: z {z} x {x} u {u}"
+                );
             }
         }
     }
@@ -155,7 +224,10 @@ impl KktBackend for Counting {
         self.inner.solve(x, y)
     }
     fn info(&self) -> KktInfo {
-        KktInfo { name: "counting", ..self.inner.info() }
+        KktInfo {
+            name: "counting",
+            ..self.inner.info()
+        }
     }
 }
 
@@ -171,8 +243,16 @@ fn custom_backend_with_original_layout() {
     b.add_row(0.0, f64::INFINITY, &[(y, 1.0), (z, 1.0)]);
     let lp = b.build().unwrap();
     let calls = Arc::new(AtomicUsize::new(0));
-    let backend = Counting { inner: DenseBackend::new(Regularization::default()), calls: calls.clone(), dims: (0, 0) };
-    let sol = IpmSolver::new(&lp, IpmSettings::default()).unwrap().with_backend(backend).solve().unwrap();
+    let backend = Counting {
+        inner: DenseBackend::new(Regularization::default()),
+        calls: calls.clone(),
+        dims: (0, 0),
+    };
+    let sol = IpmSolver::new(&lp, IpmSettings::default())
+        .unwrap()
+        .with_backend(backend)
+        .solve()
+        .unwrap();
     assert_eq!(sol.status, Status::Optimal);
     assert!((sol.objective - 8.0).abs() < 1e-7, "{}", sol.objective); // x = 1, y = 3, z = -1 ⇒ 1 + 6 + 1
     assert!(calls.load(Ordering::Relaxed) >= sol.iterations as usize);
@@ -185,18 +265,47 @@ fn layout_conflict_is_a_typed_error() {
     let x = b.add_named_var("fixed", 1.0, 2.0, 2.0);
     b.add_row(0.0, 5.0, &[(x, 1.0)]);
     let lp = b.build().unwrap();
-    let backend = Counting { inner: DenseBackend::default(), calls: Arc::default(), dims: (0, 0) };
-    let e = IpmSolver::new(&lp, IpmSettings::default()).unwrap().with_backend(backend).solve().unwrap_err();
-    assert!(matches!(e, LpError::LayoutConflict { ref reason, .. } if reason.contains("fixed")), "{e}");
+    let backend = Counting {
+        inner: DenseBackend::default(),
+        calls: Arc::default(),
+        dims: (0, 0),
+    };
+    let e = IpmSolver::new(&lp, IpmSettings::default())
+        .unwrap()
+        .with_backend(backend)
+        .solve()
+        .unwrap_err();
+    assert!(
+        matches!(e, LpError::LayoutConflict { ref reason, .. } if reason.contains("fixed")),
+        "{e}"
+    );
 }
 
 #[test]
 fn backends_agree() {
     for seed in 300..330u64 {
         let lp = random_feasible_lp(seed);
-        let a = solve(&lp, &IpmSettings::builder().backend(BackendChoice::Dense).build().unwrap()).unwrap();
-        let b = solve(&lp, &IpmSettings::builder().backend(BackendChoice::SparseLdl).build().unwrap()).unwrap();
-        assert_eq!((a.status, b.status), (Status::Optimal, Status::Optimal), "seed {seed}");
+        let a = solve(
+            &lp,
+            &IpmSettings::builder()
+                .backend(BackendChoice::Dense)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+        let b = solve(
+            &lp,
+            &IpmSettings::builder()
+                .backend(BackendChoice::SparseLdl)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (a.status, b.status),
+            (Status::Optimal, Status::Optimal),
+            "seed {seed}"
+        );
         assert!(rel_err(a.objective, b.objective) < 1e-7, "seed {seed}");
     }
 }
@@ -219,5 +328,8 @@ fn presolve_decides_trivial_cases() {
     let mut b = LpBuilder::new(Sense::Maximize);
     let x = b.add_var(1.0, 0.0, f64::INFINITY);
     b.add_row(0.0, f64::INFINITY, &[(x, 1.0)]);
-    assert_eq!(solve(&b.build().unwrap(), &s).unwrap().status, Status::DualInfeasible);
+    assert_eq!(
+        solve(&b.build().unwrap(), &s).unwrap().status,
+        Status::DualInfeasible
+    );
 }

@@ -37,10 +37,17 @@ fn reads_every_section_and_bound_type() {
 #[test]
 fn small_file_solves_to_the_reference_optimum() {
     let lp = read_mps(small_path()).unwrap();
-    let RefOutcome::Optimal(reference) = clarabel_solve(&lp) else { panic!("reference failed") };
+    let RefOutcome::Optimal(reference) = clarabel_solve(&lp) else {
+        panic!("reference failed")
+    };
     let sol = solve(&lp, &IpmSettings::default()).unwrap();
     assert_eq!(sol.status, Status::Optimal);
-    assert!(rel_err(sol.objective, reference) < 1e-8, "{} vs {}", sol.objective, reference);
+    assert!(
+        rel_err(sol.objective, reference) < 1e-8,
+        "{} vs {}",
+        sol.objective,
+        reference
+    );
 }
 
 #[test]
@@ -64,42 +71,103 @@ const HEAD: &str = "NAME T\nROWS\n N obj\n L c1\nCOLUMNS\n";
 #[test]
 fn unknown_row_in_columns() {
     let e = err(&format!("{HEAD} x obj 1 c2 1\nENDATA\n"));
-    assert!(matches!(&e, MpsError::UnknownRow { line: 6, name, section: "COLUMNS" } if name == "c2"), "{e}");
+    assert!(
+        matches!(&e, MpsError::UnknownRow { line: 6, name, section: "COLUMNS" } if name == "c2"),
+        "{e}"
+    );
     assert!(e.to_string().contains("line 6"));
 }
 
 #[test]
 fn unknown_row_in_rhs_and_ranges() {
     let e = err(&format!("{HEAD} x obj 1 c1 1\nRHS\n rhs zz 1\nENDATA\n"));
-    assert!(matches!(e, MpsError::UnknownRow { line: 8, section: "RHS", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            MpsError::UnknownRow {
+                line: 8,
+                section: "RHS",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = err(&format!("{HEAD} x obj 1 c1 1\nRANGES\n r zz 1\nENDATA\n"));
-    assert!(matches!(e, MpsError::UnknownRow { line: 8, section: "RANGES", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            MpsError::UnknownRow {
+                line: 8,
+                section: "RANGES",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
 fn bad_number() {
     let e = err(&format!("{HEAD} x obj 1 c1 1.2.3\nENDATA\n"));
-    assert!(matches!(&e, MpsError::BadNumber { line: 6, token } if token == "1.2.3"), "{e}");
-    let e = err(&format!("{HEAD} x obj 1 c1 1\nBOUNDS\n UP b x abc\nENDATA\n"));
+    assert!(
+        matches!(&e, MpsError::BadNumber { line: 6, token } if token == "1.2.3"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{HEAD} x obj 1 c1 1\nBOUNDS\n UP b x abc\nENDATA\n"
+    ));
     assert!(matches!(e, MpsError::BadNumber { line: 8, .. }), "{e}");
 }
 
 #[test]
 fn missing_sections() {
     let e = err("NAME T\nCOLUMNS\n x obj 1\nENDATA\n");
-    assert!(matches!(e, MpsError::MissingSection { line: 2, section: "ROWS" }), "{e}");
+    assert!(
+        matches!(
+            e,
+            MpsError::MissingSection {
+                line: 2,
+                section: "ROWS"
+            }
+        ),
+        "{e}"
+    );
     let e = err("NAME T\nROWS\n N obj\nRHS\nENDATA\n");
-    assert!(matches!(e, MpsError::MissingSection { line: 4, section: "COLUMNS" }), "{e}");
+    assert!(
+        matches!(
+            e,
+            MpsError::MissingSection {
+                line: 4,
+                section: "COLUMNS"
+            }
+        ),
+        "{e}"
+    );
     let e = err(&format!("{HEAD} x obj 1 c1 1\n"));
-    assert!(matches!(e, MpsError::MissingSection { line: 7, section: "ENDATA" }), "{e}");
+    assert!(
+        matches!(
+            e,
+            MpsError::MissingSection {
+                line: 7,
+                section: "ENDATA"
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
 fn duplicate_names() {
     let e = err("NAME T\nROWS\n N obj\n L c1\n G c1\nCOLUMNS\nENDATA\n");
-    assert!(matches!(&e, MpsError::DuplicateRow { line: 5, name } if name == "c1"), "{e}");
+    assert!(
+        matches!(&e, MpsError::DuplicateRow { line: 5, name } if name == "c1"),
+        "{e}"
+    );
     let e = err(&format!("{HEAD} x obj 1\n y obj 1\n x c1 1\nENDATA\n"));
-    assert!(matches!(&e, MpsError::DuplicateColumn { line: 8, name } if name == "x"), "{e}");
+    assert!(
+        matches!(&e, MpsError::DuplicateColumn { line: 8, name } if name == "x"),
+        "{e}"
+    );
     let e = err(&format!("{HEAD} x c1 1 c1 2\nENDATA\n"));
     assert!(matches!(e, MpsError::DuplicateEntry { line: 6, .. }), "{e}");
 }
@@ -107,10 +175,15 @@ fn duplicate_names() {
 #[test]
 fn unknown_bound_row_type_and_column() {
     let e = err(&format!("{HEAD} x obj 1 c1 1\nBOUNDS\n XX b x 1\nENDATA\n"));
-    assert!(matches!(&e, MpsError::UnknownBoundType { line: 8, token } if token == "XX"), "{e}");
+    assert!(
+        matches!(&e, MpsError::UnknownBoundType { line: 8, token } if token == "XX"),
+        "{e}"
+    );
     let e = err("NAME T\nROWS\n Q obj\nCOLUMNS\nENDATA\n");
     assert!(matches!(e, MpsError::UnknownRowType { line: 3, .. }), "{e}");
-    let e = err(&format!("{HEAD} x obj 1 c1 1\nBOUNDS\n UP b nope 1\nENDATA\n"));
+    let e = err(&format!(
+        "{HEAD} x obj 1 c1 1\nBOUNDS\n UP b nope 1\nENDATA\n"
+    ));
     assert!(matches!(e, MpsError::UnknownColumn { line: 8, .. }), "{e}");
 }
 
@@ -124,7 +197,15 @@ fn syntax_errors_carry_the_line() {
 
 #[test]
 fn crossed_bounds_are_a_typed_problem_error() {
-    let e = err(&format!("{HEAD} x obj 1 c1 1\nBOUNDS\n LO b x 5\n UP b x 1\nENDATA\n"));
-    assert!(matches!(e, MpsError::Problem(bulwark_lp::ProblemError::CrossedBounds { .. })), "{e}");
+    let e = err(&format!(
+        "{HEAD} x obj 1 c1 1\nBOUNDS\n LO b x 5\n UP b x 1\nENDATA\n"
+    ));
+    assert!(
+        matches!(
+            e,
+            MpsError::Problem(bulwark_lp::ProblemError::CrossedBounds { .. })
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("`x`"));
 }

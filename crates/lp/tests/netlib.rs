@@ -16,14 +16,20 @@ fn data_file(name: &str) -> Option<std::path::PathBuf> {
 
 #[test]
 fn afiro() {
-    let Some(path) = data_file("afiro.mps") else { return };
+    let Some(path) = data_file("afiro.mps") else {
+        return;
+    };
     let lp = read_mps(&path).unwrap();
     for backend in [BackendChoice::SparseLdl, BackendChoice::Dense] {
         let s = IpmSettings::builder().backend(backend).build().unwrap();
         let sol = solve(&lp, &s).unwrap();
         assert_eq!(sol.status, Status::Optimal, "{backend:?}");
         let rel = (sol.objective - -464.7531428571).abs() / 464.7531428571;
-        assert!(rel <= 1e-8, "{backend:?}: objective {} (rel err {rel:e})", sol.objective);
+        assert!(
+            rel <= 1e-8,
+            "{backend:?}: objective {} (rel err {rel:e})",
+            sol.objective
+        );
         assert!(sol.primal_residual <= 1e-8 && sol.dual_residual <= 1e-8 && sol.gap <= 1e-8);
     }
 }
@@ -32,7 +38,9 @@ fn afiro() {
 /// or report an honest non-optimal status — never a wrong optimum.
 #[test]
 fn greenbea_is_optimal_and_right_or_honest() {
-    let Some(path) = data_file("greenbea.mps") else { return };
+    let Some(path) = data_file("greenbea.mps") else {
+        return;
+    };
     let lp = read_mps(&path).unwrap();
     let sol = solve(&lp, &IpmSettings::default()).unwrap();
     eprintln!(
@@ -41,8 +49,16 @@ fn greenbea_is_optimal_and_right_or_honest() {
     );
     if sol.status == Status::Optimal {
         let rel = (sol.objective - -72555248.12985).abs() / 72555248.12985;
-        assert!(rel <= 1e-6, "wrong optimum {} (rel err {rel:e})", sol.objective);
+        assert!(
+            rel <= 1e-6,
+            "wrong optimum {} (rel err {rel:e})",
+            sol.objective
+        );
     } else {
-        assert!(!sol.status.is_infeasible(), "greenbea is feasible and bounded, got {}", sol.status);
+        assert!(
+            !sol.status.is_infeasible(),
+            "greenbea is feasible and bounded, got {}",
+            sol.status
+        );
     }
 }

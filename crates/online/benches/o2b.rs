@@ -3,7 +3,7 @@
 
 use std::hint::black_box;
 
-use bulwark_core::{Dataset, DenseMatrix, FeatureBudget, RowView, Sign, rng_from_seed};
+use bulwark_core::{Dataset, DenseMatrix, FeatureBudget, Features, RowView, Sign, rng_from_seed};
 use bulwark_online::O2bOnline;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rand::Rng as _;
@@ -20,7 +20,8 @@ fn data() -> Dataset {
     for _ in 0..M {
         let row: Vec<f64> = (0..N).map(|_| rng.random_range(-1.0..1.0)).collect();
         let l1: f64 = row.iter().map(|v| v.abs()).sum();
-        let s: f64 = row.iter().zip(&truth).map(|(a, b)| a * b).sum::<f64>() + rng.random_range(-1.0..1.0);
+        let s: f64 =
+            row.iter().zip(&truth).map(|(a, b)| a * b).sum::<f64>() + rng.random_range(-1.0..1.0);
         ys.push(Sign::of_score(s));
         values.extend(row.iter().map(|v| v / l1));
     }
@@ -30,6 +31,9 @@ fn data() -> Dataset {
 fn bench(c: &mut Criterion) {
     let data = data();
     let y = data.binary_labels().unwrap().to_vec();
+    let Features::Dense(dense) = data.features() else {
+        unreachable!("dense data")
+    };
     let w: Vec<f64> = (0..N).map(|j| (j as f64 * 0.37).sin()).collect();
     let mut g = c.benchmark_group("o2b_10000x784");
     g.sample_size(10);
@@ -46,7 +50,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut acc = 0.0;
             for i in 0..M {
-                let x = data.row(i).as_dense();
+                let x = dense.row(i);
                 let mut s = [0.0f64; 4];
                 for (xc, wc) in x.chunks_exact(4).zip(w.chunks_exact(4)) {
                     for k in 0..4 {
@@ -64,25 +68,13 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let mut o = O2bOnline::with_horizon(fb.clone(), 1.0, M).unwrap();
                 for i in 0..M {
-                    o.observe(RowView::Dense(data.row(i).as_dense()), y[i]).unwrap();
+                    o.observe(RowView::Dense(dense.row(i)), y[i]).unwrap();
                 }
                 black_box(o.averaged())
             })
         });
     }
     g.finish();
-}
-
-trait AsDense<'a> {
-    fn as_dense(self) -> &'a [f64];
-}
-impl<'a> AsDense<'a> for RowView<'a> {
-    fn as_dense(self) -> &'a [f64] {
-        match self {
-            RowView::Dense(v) => v,
-            RowView::Sparse { .. } => unreachable!("dense data"),
-        }
-    }
 }
 
 criterion_group!(benches, bench);

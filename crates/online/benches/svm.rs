@@ -33,7 +33,16 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.bench_function("fdrop_k10_C1_tol1e-3", |b| {
-        b.iter(|| black_box(FdropParams::new().k(10).c(1.0).tolerance(1e-3).fit(&d).unwrap()))
+        b.iter(|| {
+            black_box(
+                FdropParams::new()
+                    .k(10)
+                    .c(1.0)
+                    .tolerance(1e-3)
+                    .fit(&d)
+                    .unwrap(),
+            )
+        })
     });
     g.finish();
 }

@@ -2,13 +2,14 @@
 //! `scripts/liblinear_compare.py` (first line `m n`, then one `y x_1 … x_n` line per example),
 //! and prints one JSON line per run. Used for the LIBLINEAR comparison in the README.
 //!
-//! `cargo run --release -p bulwark-online --example svm_compare -- FILE C TOL [REPEATS]`
+//! `cargo run --release -p bulwark-online --example svm_compare -- FILE C TOL [REPEATS [RHO|- [K]]]`
+//! (`K > 0` runs FDROP with `K` deleted features; `K = 0`, the default, is the SVM).
 #![allow(clippy::print_stdout)]
 
 use std::time::Instant;
 
 use bulwark_core::{Dataset, DenseMatrix, Fit, Sign};
-use bulwark_online::SvmParams;
+use bulwark_online::FdropParams;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -19,6 +20,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let c: f64 = args[2].parse()?;
     let tol: f64 = args[3].parse()?;
     let repeats: usize = args.get(4).map_or(Ok(3), |s| s.parse())?;
+    let rho: Option<f64> = args
+        .get(5)
+        .filter(|s| *s != "-")
+        .map(|s| s.parse())
+        .transpose()?;
+    let k: usize = args.get(6).map_or(Ok(0), |s| s.parse())?;
     let mut lines = text.lines();
     let head: Vec<usize> = lines
         .next()
@@ -40,7 +47,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let data = Dataset::binary("compare", DenseMatrix::try_new(m, n, xs)?, ys)?;
     for r in 0..repeats {
         let start = Instant::now();
-        let fitted = SvmParams::new().c(c).tolerance(tol).max_passes(100_000).fit(&data)?;
+        let fitted = FdropParams::new()
+            .k(k)
+            .c(c)
+            .tolerance(tol)
+            .max_passes(100_000)
+            .rho(rho)
+            .fit(&data)?;
         let secs = start.elapsed().as_secs_f64();
         println!(
             "{{\"run\": {r}, \"seconds\": {secs:.6}, \"objective\": {:.12}, \"relative_gap\": {:.3e}, \"passes\": {}, \"converged\": {}, \"bias\": {:.9}}}",

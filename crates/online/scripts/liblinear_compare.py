@@ -40,7 +40,7 @@ def main():
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write(f"{args.m} {args.n}\n")
         for i in range(args.m):
-            f.write(" ".join([f"{y[i]:.0f}"] + [repr(v) for v in X[i]]) + "\n")
+            f.write(" ".join([f"{y[i]:.0f}"] + ["%.17g" % v for v in X[i]]) + "\n")
         path = f.name
     results = []
     for scaling in [1.0, 10.0]:
@@ -57,7 +57,9 @@ def main():
     root = os.path.dirname(os.path.abspath(__file__))
     for tol in [1e-2, 1e-4, 1e-6]:
         out = subprocess.run(["cargo", "run", "-q", "--release", "-p", "bulwark-online", "--example", "svm_compare", "--",
-                              path, str(args.C), str(tol), str(args.repeats)], check=True, capture_output=True, text=True, cwd=root)
+                              path, str(args.C), str(tol), str(args.repeats)], capture_output=True, text=True, cwd=root)
+        if out.returncode != 0:
+            sys.exit(f"svm_compare failed: {out.stderr}")
         runs = [json.loads(l) for l in out.stdout.splitlines() if l.strip()]
         r = min(runs, key=lambda r: r["seconds"])
         results.append({"solver": "bulwark-online", "relative_gap_tol": tol, "seconds": r["seconds"],

@@ -18,11 +18,9 @@ impl FeatureValues {
         match self {
             FeatureValues::Uniform => Ok(vec![1.0; n]),
             FeatureValues::Given(v) if v.len() == n => Ok(v.clone()),
-            FeatureValues::Given(v) => Err(Error::shape(
-                "feature values vs data features",
-                n,
-                v.len(),
-            )),
+            FeatureValues::Given(v) => {
+                Err(Error::shape("feature values vs data features", n, v.len()))
+            }
         }
     }
     pub(crate) fn check(&self) -> Result<()> {

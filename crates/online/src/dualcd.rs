@@ -19,8 +19,8 @@
 //! `½‖w‖² − Σλ + β s + ½ρ s²` with `s = Σ y_i λ_i` a maintained scalar, so a step costs exactly
 //! what LIBLINEAR's costs (`O(nnz(x_i))`), and `β ← β + ρ s` after every pass. The current bias
 //! estimate is `β + ρ s`. For FDROP each example's deletion block `μ_i` is first maximised
-//! exactly for fixed `λ_i` (a separable quadratic with one sum constraint, solved by bisection
-//! on its multiplier), then `λ_i` takes an exact step along the ray `(1, σ_i)`.
+//! exactly for fixed `λ_i` (a separable quadratic with one sum constraint, solved exactly by a
+//! sweep over the breakpoints of its multiplier), then `λ_i` takes an exact step along the ray `(1, σ_i)`.
 //!
 //! **Certificate.** The reported gap is certified: the primal is evaluated exactly at the
 //! current `w` with the exactly optimal bias for that `w` (a weighted-median problem: the
@@ -114,6 +114,7 @@ struct State<'a> {
     s: f64,
     buf: Vec<(f64, usize)>,
     cand: Vec<(f64, f64, usize, f64)>,
+    events: Vec<(f64, f64)>,
 }
 
 impl State<'_> {
@@ -152,7 +153,11 @@ impl State<'_> {
             let dels = &mut self.dels[i];
             dels.clear();
             for &(_, j) in &buf {
-                dels.push(Del { j, s: 1.0, x: x_at(x, j) });
+                dels.push(Del {
+                    j,
+                    s: 1.0,
+                    x: x_at(x, j),
+                });
             }
             self.buf = buf;
             return;
@@ -170,33 +175,48 @@ impl State<'_> {
                 self.cand.push((ar, a * a, j, xj));
             }
         }
-        let sum_at = |theta: f64, cand: &[(f64, f64, usize, f64)]| -> f64 {
-            cand.iter()
-                .map(|&(ar, aa, _, _)| ((ar - theta) / aa).clamp(0.0, 1.0))
-                .sum()
-        };
         let kf = self.k as f64;
+        let total0: f64 = self
+            .cand
+            .iter()
+            .map(|&(ar, aa, _, _)| (ar / aa).min(1.0))
+            .sum();
         let mut theta = 0.0;
-        if sum_at(0.0, &self.cand) > kf {
-            let mut hi = self.cand.iter().map(|c| c.0).fold(0.0, f64::max);
-            let mut lo = 0.0;
-            for _ in 0..100 {
-                let mid = 0.5 * (lo + hi);
-                if sum_at(mid, &self.cand) > kf {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-                if hi - lo <= 1e-15 * hi {
+        if total0 > kf {
+            // S(θ) = Σ clip((ar − θ)/aa, 0, 1) is piecewise linear and decreasing: sweep its
+            // breakpoints (ar where σ leaves 0, ar − aa where it reaches 1) downwards from
+            // the largest and solve on the segment where S crosses K (exists at θ > 0).
+            self.events.clear();
+            for &(ar, aa, _, _) in &self.cand {
+                self.events.push((ar, 1.0 / aa));
+                self.events.push((ar - aa, -1.0 / aa));
+            }
+            self.events.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+            let (mut s_cur, mut slope, mut cur) = (0.0, 0.0, self.events[0].0);
+            theta = 0.0;
+            for &(t, ds) in &self.events {
+                let s_at = s_cur + slope * (cur - t);
+                if s_at >= kf && slope > 0.0 {
+                    theta = cur - (kf - s_cur) / slope;
                     break;
                 }
+                s_cur = s_at;
+                cur = t;
+                slope += ds;
             }
-            theta = hi;
+            theta = theta.max(0.0);
         }
+        let sum_sigma: f64 = self
+            .cand
+            .iter()
+            .map(|&(ar, aa, _, _)| ((ar - theta) / aa).clamp(0.0, 1.0))
+            .sum();
+        // guard against rounding: never exceed the budget K
+        let shrink = if sum_sigma > kf { kf / sum_sigma } else { 1.0 };
         let mut dels = old;
         dels.clear();
         for &(ar, aa, j, xj) in &self.cand {
-            let s = ((ar - theta) / aa).clamp(0.0, 1.0);
+            let s = ((ar - theta) / aa).clamp(0.0, 1.0) * shrink;
             if s > 0.0 {
                 dels.push(Del { j, s, x: xj });
                 self.w[j] -= yi * li * s * xj;
@@ -270,7 +290,11 @@ impl State<'_> {
             }
             w2 = std::mem::replace(&mut self.w, saved);
         }
-        let sum_l = if heavy > 0.0 { gamma * lp + ln } else { lp + gamma * ln };
+        let sum_l = if heavy > 0.0 {
+            gamma * lp + ln
+        } else {
+            lp + gamma * ln
+        };
         let dual = sum_l - 0.5 * dot4(&w2, &w2);
         (primal, dual, b)
     }
@@ -280,9 +304,7 @@ impl State<'_> {
 fn x_at(x: RowView<'_>, j: usize) -> f64 {
     match x {
         RowView::Dense(v) => v[j],
-        RowView::Sparse { indices, values } => {
-            indices.binary_search(&j).map_or(0.0, |k| values[k])
-        }
+        RowView::Sparse { indices, values } => indices.binary_search(&j).map_or(0.0, |k| values[k]),
     }
 }
 
@@ -293,7 +315,7 @@ pub(crate) fn solve(data: &Dataset, labels: &[Sign], settings: &Settings) -> Sol
     let sq: Vec<f64> = (0..m).map(|i| row_sq(data.row(i))).collect();
     let rho = settings
         .rho
-        .unwrap_or_else(|| (sq.iter().sum::<f64>() / m as f64).max(1e-12));
+        .unwrap_or_else(|| (0.05 * sq.iter().sum::<f64>() / m as f64).max(1e-12));
     let mut st = State {
         data,
         y: labels.iter().map(|s| s.as_f64()).collect(),
@@ -308,22 +330,31 @@ pub(crate) fn solve(data: &Dataset, labels: &[Sign], settings: &Settings) -> Sol
         s: 0.0,
         buf: Vec::new(),
         cand: Vec::new(),
+        events: Vec::new(),
     };
     let mut rng = rng_from_seed(settings.seed);
     let mut order: Vec<usize> = (0..m).collect();
     let c = settings.c;
     let mut passes = 0;
-    let mut pg_eps = f64::INFINITY;
     let mut best: Option<(f64, f64, f64, Vec<f64>)> = None; // (primal, dual, b, w)
     let mut best_dual = f64::NEG_INFINITY;
     let mut converged = false;
     let mut max_violation = f64::INFINITY;
     let mut gap_checks = 0;
     let mut since_check = 0;
+    // LIBLINEAR-style shrinking: a variable at a bound whose gradient pushes it further out
+    // than the previous pass's extreme projected gradients leaves the active set; the PG
+    // spread on the active set is tested against `eps`, then everything is reactivated and,
+    // on a full pass, the certified gap decides (tightening `eps` when it is not yet met).
+    let mut active = m;
+    let (mut pgmax_old, mut pgmin_old) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut eps = 0.1f64;
     while passes < settings.max_passes {
-        order.shuffle(&mut rng);
-        let mut viol: f64 = 0.0;
-        for &i in &order {
+        order[..active].shuffle(&mut rng);
+        let (mut pgmax, mut pgmin) = (f64::NEG_INFINITY, f64::INFINITY);
+        let mut t = 0;
+        while t < active {
+            let i = order[t];
             if st.k > 0 {
                 st.update_deletions(i);
             }
@@ -331,14 +362,28 @@ pub(crate) fn solve(data: &Dataset, labels: &[Sign], settings: &Settings) -> Sol
             let (d, q) = st.tilde(i);
             let g = yi * d - 1.0 + yi * (st.beta + st.rho * st.s);
             let li = st.lambda[i];
-            let pg = if li <= 0.0 {
-                g.min(0.0)
+            let mut pg = 0.0;
+            if li <= 0.0 {
+                if g > pgmax_old {
+                    active -= 1;
+                    order.swap(t, active);
+                    continue;
+                } else if g < 0.0 {
+                    pg = g;
+                }
             } else if li >= c {
-                g.max(0.0)
+                if g < pgmin_old {
+                    active -= 1;
+                    order.swap(t, active);
+                    continue;
+                } else if g > 0.0 {
+                    pg = g;
+                }
             } else {
-                g
-            };
-            viol = viol.max(pg.abs());
+                pg = g;
+            }
+            pgmax = pgmax.max(pg);
+            pgmin = pgmin.min(pg);
             if pg != 0.0 {
                 let new = (li - g / (q + st.rho)).clamp(0.0, c);
                 let delta = new - li;
@@ -348,13 +393,32 @@ pub(crate) fn solve(data: &Dataset, labels: &[Sign], settings: &Settings) -> Sol
                     st.s += delta * yi;
                 }
             }
+            t += 1;
         }
         passes += 1;
         since_check += 1;
         st.beta += st.rho * st.s;
-        max_violation = viol.max((st.s).abs());
+        if active == 0 {
+            (pgmax, pgmin) = (0.0, 0.0);
+        }
+        let full = active == m;
+        let spread = pgmax - pgmin;
+        if full {
+            max_violation = pgmax.max(-pgmin);
+        }
         let last = passes == settings.max_passes;
-        if max_violation <= pg_eps || since_check >= 50 || last || passes <= 2 {
+        let mut check = last || since_check >= 500;
+        if spread <= eps {
+            if !full {
+                active = m;
+                (pgmax_old, pgmin_old) = (f64::INFINITY, f64::NEG_INFINITY);
+                if !last {
+                    continue;
+                }
+            }
+            check = true;
+        }
+        if check {
             since_check = 0;
             gap_checks += 1;
             let (primal, dual, b) = st.certificate(st.beta + st.rho * st.s);
@@ -369,11 +433,19 @@ pub(crate) fn solve(data: &Dataset, labels: &[Sign], settings: &Settings) -> Sol
                 converged = true;
                 break;
             }
-            pg_eps = (max_violation * 0.5).min(pg_eps * 0.5);
-            if !pg_eps.is_finite() {
-                pg_eps = max_violation * 0.5;
+            if spread <= eps {
+                eps = (eps * 0.1).max(1e-15);
             }
+            active = m;
+            (pgmax_old, pgmin_old) = (f64::INFINITY, f64::NEG_INFINITY);
+            continue;
         }
+        pgmax_old = if pgmax <= 0.0 { f64::INFINITY } else { pgmax };
+        pgmin_old = if pgmin >= 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            pgmin
+        };
     }
     let (primal, dual, b, w) = best.expect("at least one certificate is computed");
     Solution {

@@ -49,7 +49,7 @@ impl FastBudget {
                 .map(|&v| if v > 0.0 { 1.0 / v } else { 0.0 })
                 .collect(),
             uniform: values.iter().all(|&v| v == 1.0),
-            has_zero: values.iter().any(|&v| v == 0.0),
+            has_zero: values.contains(&0.0),
             budget: b.budget(),
             total: b.total(),
             inv_p: 1.0 / b.p(),
@@ -118,7 +118,11 @@ impl FastBudget {
                             }
                             continue;
                         }
-                        let r = if self.uniform { c } else { c * self.inv_values[j] };
+                        let r = if self.uniform {
+                            c
+                        } else {
+                            c * self.inv_values[j]
+                        };
                         if r > inv_p {
                             self.rat[k] = r;
                             self.cs[k] = c;
@@ -199,8 +203,7 @@ impl FastBudget {
             return gain;
         }
         self.cand.clear();
-        self.cand
-            .extend((0..k).map(|t| (rat[t], idx[t], cs[t])));
+        self.cand.extend((0..k).map(|t| (rat[t], idx[t], cs[t])));
         let profit = |c: &Cand| c.2 - values[c.1] * inv_p;
         let cand = &mut self.cand[..];
         let (mut lo, mut hi) = (0usize, cand.len());
@@ -272,9 +275,18 @@ mod tests {
     fn instance() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64, bool, f64, u8)> {
         (1usize..=60).prop_flat_map(|n| {
             (
-                prop::collection::vec(prop_oneof![3 => -2.0f64..2.0, 1 => Just(0.5), 1 => Just(-0.5)], n),
-                prop::collection::vec(prop_oneof![3 => -1.0f64..1.0, 1 => Just(0.0), 1 => Just(1.0)], n),
-                prop::collection::vec(prop_oneof![3 => 0.1f64..2.0, 1 => Just(0.0), 2 => Just(1.0)], n),
+                prop::collection::vec(
+                    prop_oneof![3 => -2.0f64..2.0, 1 => Just(0.5), 1 => Just(-0.5)],
+                    n,
+                ),
+                prop::collection::vec(
+                    prop_oneof![3 => -1.0f64..1.0, 1 => Just(0.0), 1 => Just(1.0)],
+                    n,
+                ),
+                prop::collection::vec(
+                    prop_oneof![3 => 0.1f64..2.0, 1 => Just(0.0), 2 => Just(1.0)],
+                    n,
+                ),
                 -1.0f64..1.0,
                 any::<bool>(),
                 0.0f64..1.0,
@@ -306,8 +318,8 @@ mod tests {
                 prop_assert!((val - core.value).abs() <= 1e-12 * (1.0 + core.value.abs()), "{val} vs {}", core.value);
                 let mut a = fast.deleted().to_vec();
                 let mut c = s.deleted().to_vec();
-                a.sort_by(|p, q| p.0.cmp(&q.0));
-                c.sort_by(|p, q| p.0.cmp(&q.0));
+                a.sort_by_key(|p| p.0);
+                c.sort_by_key(|p| p.0);
                 prop_assert_eq!(a.len(), c.len());
                 for (p, q) in a.iter().zip(&c) {
                     prop_assert_eq!(p.0, q.0);

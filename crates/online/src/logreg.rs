@@ -14,7 +14,9 @@
 
 use std::time::Instant;
 
-use bulwark_core::{Dataset, Error, Fit, FitReport, Fitted, LinearModel, ParamGuard, Result, RowView};
+use bulwark_core::{
+    Dataset, Error, Fit, FitReport, Fitted, LinearModel, ParamGuard, Result, RowView,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::common::{
@@ -181,7 +183,12 @@ impl Fit for LogregParams {
         let mut z_new = vec![0.0; m];
         let mut g = vec![0.0; dim];
         let mut d = vec![0.0; m];
-        let (mut p, mut r, mut q, mut dir) = (vec![0.0; dim], vec![0.0; dim], vec![0.0; dim], vec![0.0; dim]);
+        let (mut p, mut r, mut q, mut dir) = (
+            vec![0.0; dim],
+            vec![0.0; dim],
+            vec![0.0; dim],
+            vec![0.0; dim],
+        );
         let mut trial = vec![0.0; dim];
         pb.margins(&theta, &mut z);
         let mut f = pb.value(&theta, &z);
@@ -284,8 +291,12 @@ impl Fit for LogregParams {
             details: Default::default(),
         };
         report.details.insert("gradient_norm".into(), gn);
-        report.details.insert("cg_iterations".into(), cg_total as f64);
-        report.details.insert("separable".into(), f64::from(u8::from(separable)));
+        report
+            .details
+            .insert("cg_iterations".into(), cg_total as f64);
+        report
+            .details
+            .insert("separable".into(), f64::from(u8::from(separable)));
         report.details.insert("l2".into(), self.l2);
         Ok(Fitted { model, report })
     }

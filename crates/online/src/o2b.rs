@@ -34,14 +34,14 @@
 use std::time::Instant;
 
 use bulwark_core::{
-    Dataset, Error, FeatureBudget, Fit, FitReport, FitWith, Fitted, LinearModel,
-    ParamGuard, Result, RowView, Sign, rng_from_seed,
+    Dataset, Error, FeatureBudget, Fit, FitReport, FitWith, Fitted, LinearModel, ParamGuard,
+    Result, RowView, Sign, rng_from_seed,
 };
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
-use crate::knapsack::FastBudget;
 use crate::common::{FeatureValues, binary_training_labels, check_at_least_one, check_c};
+use crate::knapsack::FastBudget;
 
 /// `[t]_{±C}` as two selects (vectorises; inputs are finite).
 #[inline(always)]
@@ -371,7 +371,11 @@ impl O2bParams {
         Ok(Fitted { model, report })
     }
 
-    fn fit_from(&self, previous: Option<LinearModel>, data: &Dataset) -> Result<Fitted<LinearModel>> {
+    fn fit_from(
+        &self,
+        previous: Option<LinearModel>,
+        data: &Dataset,
+    ) -> Result<Fitted<LinearModel>> {
         let start = Instant::now();
         self.check_ref()?;
         let y = binary_training_labels(data, "o2b")?;
@@ -395,7 +399,11 @@ impl O2bParams {
         }
         let model = online.averaged();
         let mut report = report_of(&online, start);
-        report.objective = Some(online.budget.mean_worst_case_loss(&model.weights, model.bias, data)?);
+        report.objective = Some(online.budget.mean_worst_case_loss(
+            &model.weights,
+            model.bias,
+            data,
+        )?);
         let max_l1 = (0..m)
             .map(|i| data.row(i).nonzeros().map(|(_, v)| v.abs()).sum::<f64>())
             .fold(0.0, f64::max);
@@ -421,7 +429,11 @@ fn report_of(online: &O2bOnline, start: Instant) -> FitReport {
     d.insert("updates".into(), online.updates() as f64);
     d.insert(
         "theorem4_bound".into(),
-        theorem4_bound(online.c(), online.budget().n_features(), online.rounds() as usize),
+        theorem4_bound(
+            online.c(),
+            online.budget().n_features(),
+            online.rounds() as usize,
+        ),
     );
     report
 }
@@ -457,7 +469,11 @@ impl Fit for O2bParams {
 
 /// Continues from a previous model (projected onto the cube); the average restarts.
 impl FitWith for O2bParams {
-    fn fit_with(&self, previous: Option<LinearModel>, batch: &Dataset) -> Result<Fitted<LinearModel>> {
+    fn fit_with(
+        &self,
+        previous: Option<LinearModel>,
+        batch: &Dataset,
+    ) -> Result<Fitted<LinearModel>> {
         self.fit_from(previous, batch)
     }
 }

@@ -21,21 +21,35 @@ fn fd_gradient(model: &LinearModel, data: &Dataset, l2: f64) -> Vec<f64> {
                 plus.bias += h;
                 minus.bias -= h;
             }
-            (logreg_objective(&plus, data, l2).unwrap() - logreg_objective(&minus, data, l2).unwrap()) / (2.0 * h)
+            (logreg_objective(&plus, data, l2).unwrap()
+                - logreg_objective(&minus, data, l2).unwrap())
+                / (2.0 * h)
         })
         .collect()
 }
 
 #[test]
 fn stationary_point_with_and_without_intercept() {
-    for (seed, l2, intercept) in [(1, 1e-2, true), (2, 1e-4, true), (3, 0.1, false), (4, 0.0, true)] {
+    for (seed, l2, intercept) in [
+        (1, 1e-2, true),
+        (2, 1e-4, true),
+        (3, 0.1, false),
+        (4, 0.0, true),
+    ] {
         let data = gaussian_data(200, 6, 0.3, seed);
-        let fitted = LogregParams::new().l2(l2).intercept(intercept).fit(&data).unwrap();
+        let fitted = LogregParams::new()
+            .l2(l2)
+            .intercept(intercept)
+            .fit(&data)
+            .unwrap();
         assert!(fitted.report.converged, "{:?}", fitted.report);
         let f = fitted.report.objective.unwrap();
         assert!((f - logreg_objective(&fitted.model, &data, l2).unwrap()).abs() < 1e-12);
         let g = fd_gradient(&fitted.model, &data, l2);
-        let gmax = g[..6].iter().chain(if intercept { &g[6..] } else { &[][..] }).fold(0.0f64, |a, v| a.max(v.abs()));
+        let gmax = g[..6]
+            .iter()
+            .chain(if intercept { &g[6..] } else { &[][..] })
+            .fold(0.0f64, |a, v| a.max(v.abs()));
         assert!(gmax < 1e-6, "finite-difference gradient {g:?}");
         if !intercept {
             assert_eq!(fitted.model.bias, 0.0);
@@ -63,11 +77,27 @@ fn separable_without_regularisation_is_reported_not_converged() {
 fn bad_input_is_a_typed_error() {
     let data = gaussian_data(10, 3, 1.0, 1);
     for l2 in [-1.0, f64::NAN, f64::INFINITY] {
-        let e = LogregParams::new().l2(l2).fit(&data).unwrap_err().to_string();
+        let e = LogregParams::new()
+            .l2(l2)
+            .fit(&data)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`l2`"), "{e}");
     }
-    let e = LogregParams::new().max_iter(0).fit(&data).unwrap_err().to_string();
+    let e = LogregParams::new()
+        .max_iter(0)
+        .fit(&data)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("max_iter"), "{e}");
-    let one = Dataset::binary("one", DenseMatrix::from_rows(&[vec![1.0], vec![2.0]]).unwrap(), vec![Sign::Neg; 2]).unwrap();
-    assert!(matches!(LogregParams::new().fit(&one).unwrap_err(), bulwark_core::Error::SingleClass { .. }));
+    let one = Dataset::binary(
+        "one",
+        DenseMatrix::from_rows(&[vec![1.0], vec![2.0]]).unwrap(),
+        vec![Sign::Neg; 2],
+    )
+    .unwrap();
+    assert!(matches!(
+        LogregParams::new().fit(&one).unwrap_err(),
+        bulwark_core::Error::SingleClass { .. }
+    ));
 }

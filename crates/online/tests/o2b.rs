@@ -15,13 +15,23 @@ fn mean_loss(budget: &FeatureBudget, model: &LinearModel, xs: &[Vec<f64>], ys: &
     let mut s = DeletionScratch::default();
     xs.iter()
         .zip(ys)
-        .map(|(x, &y)| budget.worst_case_deletion(&model.weights, model.bias, RowView::Dense(x), y, &mut s).loss)
+        .map(|(x, &y)| {
+            budget
+                .worst_case_deletion(&model.weights, model.bias, RowView::Dense(x), y, &mut s)
+                .loss
+        })
         .sum::<f64>()
         / xs.len() as f64
 }
 
 /// The algorithm of notes A7/A8 written out naively (full copies of every hypothesis).
-fn naive_o2b(budget: &FeatureBudget, c: f64, step: f64, xs: &[Vec<f64>], ys: &[Sign]) -> (LinearModel, f64) {
+fn naive_o2b(
+    budget: &FeatureBudget,
+    c: f64,
+    step: f64,
+    xs: &[Vec<f64>],
+    ys: &[Sign],
+) -> (LinearModel, f64) {
     let n = budget.n_features();
     let (mut w, mut b) = (vec![0.0; n], 0.0);
     let mut hist: Vec<(Vec<f64>, f64)> = Vec::new();
@@ -43,9 +53,17 @@ fn naive_o2b(budget: &FeatureBudget, c: f64, step: f64, xs: &[Vec<f64>], ys: &[S
         }
     }
     let m = hist.len() as f64;
-    let wbar = (0..n).map(|j| hist.iter().map(|h| h.0[j]).sum::<f64>() / m).collect();
+    let wbar = (0..n)
+        .map(|j| hist.iter().map(|h| h.0[j]).sum::<f64>() / m)
+        .collect();
     let bbar = hist.iter().map(|h| h.1).sum::<f64>() / m;
-    (LinearModel { weights: wbar, bias: bbar }, total / m)
+    (
+        LinearModel {
+            weights: wbar,
+            bias: bbar,
+        },
+        total / m,
+    )
 }
 
 #[derive(Debug, Clone)]
@@ -60,32 +78,82 @@ struct Stream {
 }
 
 fn stream() -> impl Strategy<Value = Stream> {
-    (1usize..=8, 1usize..=80, any::<u64>(), 0.05f64..5.0, any::<bool>(), any::<bool>(), 0.0f64..0.95)
+    (
+        1usize..=8,
+        1usize..=80,
+        any::<u64>(),
+        0.05f64..5.0,
+        any::<bool>(),
+        any::<bool>(),
+        0.0f64..0.95,
+    )
         .prop_map(|(n, m, seed, c, uniform, adversarial, frac)| {
             let mut rng = rng_from_seed(seed);
             let values: Vec<f64> = (0..n)
-                .map(|_| if uniform { 1.0 } else if rng.random_bool(0.2) { 0.0 } else { rng.random_range(0.1..2.0) })
+                .map(|_| {
+                    if uniform {
+                        1.0
+                    } else if rng.random_bool(0.2) {
+                        0.0
+                    } else {
+                        rng.random_range(0.1..2.0)
+                    }
+                })
                 .collect();
             let total: f64 = values.iter().sum();
-            let budget = if total <= 0.0 { 0.0 } else if uniform { (frac * total).floor().min(total - 1.0).max(0.0) } else { frac * total };
+            let budget = if total <= 0.0 {
+                0.0
+            } else if uniform {
+                (frac * total).floor().min(total - 1.0).max(0.0)
+            } else {
+                frac * total
+            };
             let xs: Vec<Vec<f64>> = (0..m)
                 .map(|_| {
                     let mut x: Vec<f64> = (0..n)
-                        .map(|_| if rng.random_bool(0.25) { 0.0 } else { rng.random_range(-1.0..1.0) })
+                        .map(|_| {
+                            if rng.random_bool(0.25) {
+                                0.0
+                            } else {
+                                rng.random_range(-1.0..1.0)
+                            }
+                        })
                         .collect();
                     // ‖x‖₁ ≤ 1 (Theorem 4's assumption), sometimes exactly 1, sometimes smaller
                     let l1: f64 = x.iter().map(|v| v.abs()).sum();
-                    let scale = if rng.random_bool(0.5) { 1.0 } else { rng.random_range(0.0..1.0) };
+                    let scale = if rng.random_bool(0.5) {
+                        1.0
+                    } else {
+                        rng.random_range(0.0..1.0)
+                    };
                     if l1 > 0.0 {
                         x.iter_mut().for_each(|v| *v *= scale / l1);
                     }
                     x
                 })
                 .collect();
-            let ys = (0..m).map(|_| if rng.random_bool(0.5) { Sign::Pos } else { Sign::Neg }).collect();
-            Stream { xs, ys, values, budget, c, adversarial, seed }
+            let ys = (0..m)
+                .map(|_| {
+                    if rng.random_bool(0.5) {
+                        Sign::Pos
+                    } else {
+                        Sign::Neg
+                    }
+                })
+                .collect();
+            Stream {
+                xs,
+                ys,
+                values,
+                budget,
+                c,
+                adversarial,
+                seed,
+            }
         })
-        .prop_filter("budget must leave P > 0", |s| s.values.iter().sum::<f64>() > 0.0)
+        .prop_filter("budget must leave P > 0", |s| {
+            s.values.iter().sum::<f64>() > 0.0
+        })
 }
 
 proptest! {
@@ -159,7 +227,9 @@ proptest! {
 
 fn separable(m: usize, n: usize, seed: u64) -> Dataset {
     let mut rng = rng_from_seed(seed);
-    let truth: Vec<f64> = (0..n).map(|_| rng.random_range(0.5..1.0) * if rng.random_bool(0.5) { 1.0 } else { -1.0 }).collect();
+    let truth: Vec<f64> = (0..n)
+        .map(|_| rng.random_range(0.5..1.0) * if rng.random_bool(0.5) { 1.0 } else { -1.0 })
+        .collect();
     let mut rows = Vec::new();
     let mut ys = Vec::new();
     while rows.len() < m {
@@ -183,7 +253,13 @@ fn separable_data_reach_low_test_error() {
     let err = fitted.model.error_rate(&test).unwrap();
     assert!(err < 0.05, "one-pass test error {err}");
     // with a deletion budget of 2 features the (redundant) problem is still learnt
-    let fitted = O2bParams::new().c(1.0).budget(2.0).epochs(3).shuffle_seed(Some(3)).fit(&train).unwrap();
+    let fitted = O2bParams::new()
+        .c(1.0)
+        .budget(2.0)
+        .epochs(3)
+        .shuffle_seed(Some(3))
+        .fit(&train)
+        .unwrap();
     let err = fitted.model.error_rate(&test).unwrap();
     assert!(err < 0.05, "N = 2 test error {err}");
     assert!(fitted.report.objective.unwrap() < fitted.report.details["online_average_loss"] + 1.0);
@@ -195,7 +271,9 @@ fn streaming_equals_batch_and_is_reproducible() {
     let p = O2bParams::new().c(0.7).budget(2.0);
     let batch = p.fit(&data).unwrap();
     let y = data.binary_labels().unwrap();
-    let stream = p.fit_stream(7, data.len(), (0..data.len()).map(|i| (data.row(i), y[i]))).unwrap();
+    let stream = p
+        .fit_stream(7, data.len(), (0..data.len()).map(|i| (data.row(i), y[i])))
+        .unwrap();
     assert_eq!(batch.model, stream.model);
     // sparse rows give the same model
     let sparse = data.with_features(data.features().to_csr().into()).unwrap();
@@ -203,7 +281,10 @@ fn streaming_equals_batch_and_is_reproducible() {
     // seeds reproduce, different seeds differ
     let q = p.clone().epochs(3).shuffle_seed(Some(11));
     assert_eq!(q.fit(&data).unwrap().model, q.fit(&data).unwrap().model);
-    assert_ne!(q.fit(&data).unwrap().model, q.clone().shuffle_seed(Some(12)).fit(&data).unwrap().model);
+    assert_ne!(
+        q.fit(&data).unwrap().model,
+        q.clone().shuffle_seed(Some(12)).fit(&data).unwrap().model
+    );
     // warm start from the previous model
     let cont = p.fit_with(Some(batch.model.clone()), &data).unwrap();
     assert_eq!(cont.model.weights.len(), 7);
@@ -213,14 +294,23 @@ fn streaming_equals_batch_and_is_reproducible() {
 fn integral_budget_updates_only_kept_features() {
     // one example, budget 1 on 3 uniform features: the most harmful kept feature is not updated
     let budget = FeatureBudget::uniform(3, 1.0).unwrap();
-    let mut o = O2bOnline::new(budget, 1.0, 0.5).unwrap().starting_at(&LinearModel { weights: vec![1.0, 0.1, -0.2], bias: 0.0 }).unwrap();
+    let mut o = O2bOnline::new(budget, 1.0, 0.5)
+        .unwrap()
+        .starting_at(&LinearModel {
+            weights: vec![1.0, 0.1, -0.2],
+            bias: 0.0,
+        })
+        .unwrap();
     // P = 2: feature 0 has y w_j x_j = 0.9 > v_j/P = 0.5 (worth deleting), the others do not
     let x = [0.9, 0.5, 0.5];
     o.observe(RowView::Dense(&x), Sign::Pos).unwrap();
     let w = o.current().weights;
     // feature 0 has the largest y w_j x_j: deleted, untouched
     assert_eq!(w[0], 1.0);
-    assert!((w[1] - 0.35).abs() < 1e-15 && (w[2] - 0.05).abs() < 1e-15, "{w:?}");
+    assert!(
+        (w[1] - 0.35).abs() < 1e-15 && (w[2] - 0.05).abs() < 1e-15,
+        "{w:?}"
+    );
     assert_eq!(o.current().bias, 0.5);
 }
 
@@ -231,23 +321,66 @@ fn bad_input_is_a_typed_error() {
         let e = O2bParams::new().c(c).fit(&data).unwrap_err().to_string();
         assert!(e.contains("`C`"), "{e}");
     }
-    let e = O2bParams::new().epochs(0).fit(&data).unwrap_err().to_string();
+    let e = O2bParams::new()
+        .epochs(0)
+        .fit(&data)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("epochs"), "{e}");
-    let e = O2bParams::new().budget(3.0).fit(&data).unwrap_err().to_string();
+    let e = O2bParams::new()
+        .budget(3.0)
+        .fit(&data)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("budget"), "{e}");
-    let e = O2bParams::new().budget(f64::NAN).fit(&data).unwrap_err().to_string();
+    let e = O2bParams::new()
+        .budget(f64::NAN)
+        .fit(&data)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("budget"), "{e}");
-    let e = O2bParams::new().values(FeatureValues::Given(vec![1.0, -1.0, 1.0])).fit(&data).unwrap_err().to_string();
+    let e = O2bParams::new()
+        .values(FeatureValues::Given(vec![1.0, -1.0, 1.0]))
+        .fit(&data)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("values[2]"), "{e}");
-    let e = O2bParams::new().values(FeatureValues::Given(vec![1.0])).fit(&data).unwrap_err();
+    let e = O2bParams::new()
+        .values(FeatureValues::Given(vec![1.0]))
+        .fit(&data)
+        .unwrap_err();
     assert!(matches!(e, bulwark_core::Error::ShapeMismatch { .. }));
-    let one = Dataset::binary("one", DenseMatrix::from_rows(&[vec![1.0], vec![2.0]]).unwrap(), vec![Sign::Pos; 2]).unwrap();
-    assert!(matches!(O2bParams::new().fit(&one).unwrap_err(), bulwark_core::Error::SingleClass { .. }));
+    let one = Dataset::binary(
+        "one",
+        DenseMatrix::from_rows(&[vec![1.0], vec![2.0]]).unwrap(),
+        vec![Sign::Pos; 2],
+    )
+    .unwrap();
+    assert!(matches!(
+        O2bParams::new().fit(&one).unwrap_err(),
+        bulwark_core::Error::SingleClass { .. }
+    ));
     // streaming: wrong length and non-finite values are rejected without changing the state
     let mut o = O2bParams::new().online(2, 10).unwrap();
     assert!(o.observe(RowView::Dense(&[1.0]), Sign::Pos).is_err());
-    assert!(o.observe(RowView::Dense(&[1.0, f64::NAN]), Sign::Pos).is_err());
-    assert!(o.observe(RowView::Sparse { indices: &[5], values: &[1.0] }, Sign::Pos).is_err());
+    assert!(
+        o.observe(RowView::Dense(&[1.0, f64::NAN]), Sign::Pos)
+            .is_err()
+    );
+    assert!(
+        o.observe(
+            RowView::Sparse {
+                indices: &[5],
+                values: &[1.0]
+            },
+            Sign::Pos
+        )
+        .is_err()
+    );
     assert_eq!(o.rounds(), 0);
-    assert!(O2bParams::new().fit_stream(2, 10, std::iter::empty()).is_err());
+    assert!(
+        O2bParams::new()
+            .fit_stream(2, 10, std::iter::empty())
+            .is_err()
+    );
 }

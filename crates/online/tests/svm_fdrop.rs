@@ -23,15 +23,30 @@ fn svm_matches_clarabel_on_random_data() {
     .enumerate()
     {
         let data = gaussian_data(m, n, shift, seed as u64);
-        let fitted = SvmParams::new().c(c).tolerance(1e-9).max_passes(100_000).fit(&data).unwrap();
+        let fitted = SvmParams::new()
+            .c(c)
+            .tolerance(1e-9)
+            .max_passes(100_000)
+            .fit(&data)
+            .unwrap();
         let (qp, _, _) = clarabel_fdrop(&data, c, 0);
         let ours = fitted.report.objective.unwrap();
         let check = fdrop_objective(&fitted.model, &data, c, 0).unwrap();
-        assert!(rel(check, ours) < 1e-12, "reported {ours} vs recomputed {check}");
+        assert!(
+            rel(check, ours) < 1e-12,
+            "reported {ours} vs recomputed {check}"
+        );
         assert!(fitted.report.converged, "{:?}", fitted.report);
-        assert!(rel(ours, qp) < 1e-6, "seed {seed}: ours {ours} vs clarabel {qp} ({:?})", fitted.report);
+        assert!(
+            rel(ours, qp) < 1e-6,
+            "seed {seed}: ours {ours} vs clarabel {qp} ({:?})",
+            fitted.report
+        );
         let gap = fitted.report.details["duality_gap"];
-        assert!(gap >= -1e-9 * ours && gap <= 1e-9 * ours.max(1.0) * 1.0001, "gap {gap}");
+        assert!(
+            gap >= -1e-9 * ours && gap <= 1e-9 * ours.max(1.0) * 1.0001,
+            "gap {gap}"
+        );
         // the certified lower bound is below the QP optimum
         assert!(fitted.report.details["dual_objective"] <= qp * (1.0 + 1e-8));
     }
@@ -39,9 +54,14 @@ fn svm_matches_clarabel_on_random_data() {
 
 #[test]
 fn fdrop_matches_clarabel_on_small_instances() {
-    for (seed, (m, n, c, k)) in [(30, 5, 1.0, 1), (40, 6, 5.0, 2), (25, 4, 0.5, 3), (30, 8, 20.0, 4)]
-        .into_iter()
-        .enumerate()
+    for (seed, (m, n, c, k)) in [
+        (30, 5, 1.0, 1),
+        (40, 6, 5.0, 2),
+        (25, 4, 0.5, 3),
+        (30, 8, 20.0, 4),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let data = gaussian_data(m, n, 0.8, 100 + seed as u64);
         let fitted = FdropParams::new()
@@ -54,8 +74,15 @@ fn fdrop_matches_clarabel_on_small_instances() {
         let (qp, _, _) = clarabel_fdrop(&data, c, k);
         let ours = fitted.report.objective.unwrap();
         let check = fdrop_objective(&fitted.model, &data, c, k).unwrap();
-        assert!(rel(check, ours) < 1e-10, "reported {ours} vs recomputed {check}");
-        assert!(rel(ours, qp) < 1e-6, "seed {seed} k {k}: ours {ours} vs clarabel {qp} ({:?})", fitted.report);
+        assert!(
+            rel(check, ours) < 1e-10,
+            "reported {ours} vs recomputed {check}"
+        );
+        assert!(
+            rel(ours, qp) < 1e-6,
+            "seed {seed} k {k}: ours {ours} vs clarabel {qp} ({:?})",
+            fitted.report
+        );
         assert!(fitted.report.converged, "{:?}", fitted.report);
     }
 }
@@ -64,7 +91,12 @@ fn fdrop_matches_clarabel_on_small_instances() {
 fn fdrop_with_k_zero_is_the_svm() {
     let data = gaussian_data(70, 6, 0.6, 9);
     let svm = SvmParams::new().c(3.0).tolerance(1e-10).fit(&data).unwrap();
-    let fd = FdropParams::new().k(0).c(3.0).tolerance(1e-10).fit(&data).unwrap();
+    let fd = FdropParams::new()
+        .k(0)
+        .c(3.0)
+        .tolerance(1e-10)
+        .fit(&data)
+        .unwrap();
     assert_eq!(svm.model, fd.model);
     assert_eq!(svm.report.objective, fd.report.objective);
 }
@@ -76,7 +108,12 @@ fn svm_separates_separable_data_and_handles_sparse() {
     assert_eq!(fitted.model.error_rate(&data).unwrap(), 0.0);
     let sparse = data.with_features(data.features().to_csr().into()).unwrap();
     let fs = SvmParams::new().c(10.0).fit(&sparse).unwrap();
-    assert!(rel(fs.report.objective.unwrap(), fitted.report.objective.unwrap()) < 1e-5);
+    assert!(
+        rel(
+            fs.report.objective.unwrap(),
+            fitted.report.objective.unwrap()
+        ) < 1e-5
+    );
 }
 
 #[test]
@@ -88,13 +125,26 @@ fn bad_input_is_a_typed_error() {
         let e = FdropParams::new().c(c).fit(&data).unwrap_err().to_string();
         assert!(e.contains("`C`"), "{e}");
     }
-    let e = SvmParams::new().tolerance(0.0).fit(&data).unwrap_err().to_string();
+    let e = SvmParams::new()
+        .tolerance(0.0)
+        .fit(&data)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("tolerance"), "{e}");
-    let e = SvmParams::new().max_passes(0).fit(&data).unwrap_err().to_string();
+    let e = SvmParams::new()
+        .max_passes(0)
+        .fit(&data)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("max_passes"), "{e}");
     let e = FdropParams::new().k(4).fit(&data).unwrap_err().to_string();
     assert!(e.contains("`k`"), "{e}");
-    let one = Dataset::binary("one", DenseMatrix::from_rows(&[vec![1.0], vec![2.0]]).unwrap(), vec![Sign::Pos; 2]).unwrap();
+    let one = Dataset::binary(
+        "one",
+        DenseMatrix::from_rows(&[vec![1.0], vec![2.0]]).unwrap(),
+        vec![Sign::Pos; 2],
+    )
+    .unwrap();
     let e = SvmParams::new().fit(&one).unwrap_err();
     assert!(matches!(e, bulwark_core::Error::SingleClass { .. }), "{e}");
 }

@@ -26,7 +26,10 @@ pub struct DenseBackend {
 impl DenseBackend {
     /// A dense backend with the given regularisation.
     pub fn new(reg: Regularization) -> Self {
-        Self { reg, ..Self::default() }
+        Self {
+            reg,
+            ..Self::default()
+        }
     }
 }
 
@@ -65,80 +68,40 @@ impl KktBackend for DenseBackend {
 
     fn factor(&mut self, var_diag: &[f64], row_diag: &[f64]) -> Result<(), KktError> {
         if !self.analyzed {
-            return Err(KktError::NotReady { backend: "dense", missing: "analyze" });
+            return Err(KktError::NotReady {
+                backend: "dense",
+                missing: "analyze",
+            });
         }
         check_len("var_diag", var_diag.len(), self.n)?;
         check_len("row_diag", row_diag.len(), self.m)?;
-        let (n, m) = (self.n, self.m);
-        let d = if self.normal { n } else { n + m };
-        let mat = &mut self.mat;
-        mat.fill(0.0);
-        let mut signs_neg = 0usize; // first `signs_neg` pivots should be negative (augmented)
-        if self.normal {
-            for i in 0..m {
-                if !(row_diag[i] > 0.0) {
-                    return Err(KktError::NonFinite("row_diag (must be > 0 for inequality rows)"));
+        let (mut dy, mut dx) = (self.reg.static_reg, self.reg.static_reg_var);
+        let mut extra = 0;
+        for attempt in 0..5 {
+            match self.factor_with(var_diag, row_diag, dy, dx) {
+                Ok(()) => {
+                    self.info.regularized_pivots += extra;
+                    self.info.total_regularized_pivots += extra;
+                    return Ok(());
                 }
-                self.theta[i] = 1.0 / row_diag[i];
-            }
-            // H = D_x + δ + Aᵀ Θ A
-            for j in 0..n {
-                for k in 0..=j {
-                    let mut s = 0.0;
-                    for i in 0..m {
-                        s += self.a[j * m + i] * self.theta[i] * self.a[k * m + i];
-                    }
-                    mat[k * d + j] = s;
+                Err(KktError::BadPivot { .. }) if attempt < 4 => {
+                    // escalate the static regularisation and retry
+                    dy = (dy * 100.0).max(1e-10);
+                    dx = (dx * 100.0).max(1e-12);
+                    extra += 1;
                 }
-                mat[j * d + j] += var_diag[j] + self.reg.static_reg_var;
-            }
-        } else {
-            signs_neg = n;
-            for j in 0..n {
-                mat[j * d + j] = -(var_diag[j] + self.reg.static_reg_var);
-                for i in 0..m {
-                    mat[j * d + n + i] = self.a[j * m + i]; // lower triangle (row n+i, col j)
-                }
-            }
-            for i in 0..m {
-                mat[(n + i) * d + n + i] = row_diag[i] + self.reg.static_reg;
+                Err(e) => return Err(e),
             }
         }
-        // in-place LDLᵀ on the lower triangle (column-major: entry (r, c) at c*d + r)
-        let mut count = 0usize;
-        for k in 0..d {
-            let mut dk = mat[k * d + k];
-            for p in 0..k {
-                let l = mat[p * d + k];
-                dk -= l * l * self.diag[p];
-            }
-            let want_neg = k < signs_neg;
-            if !dk.is_finite() {
-                return Err(KktError::NonFinite("dense factor"));
-            }
-            if (want_neg && dk > -self.reg.dynamic_eps) || (!want_neg && dk < self.reg.dynamic_eps) {
-                dk = if want_neg { -self.reg.dynamic_delta } else { self.reg.dynamic_delta };
-                count += 1;
-            }
-            self.diag[k] = dk;
-            for r in k + 1..d {
-                let mut s = mat[k * d + r];
-                for p in 0..k {
-                    s -= mat[p * d + r] * mat[p * d + k] * self.diag[p];
-                }
-                mat[k * d + r] = s / dk;
-            }
-        }
-        self.info.regularized_pivots = count;
-        self.info.total_regularized_pivots += count;
-        self.info.factorizations += 1;
-        self.factored = true;
-        Ok(())
+        Err(KktError::BadPivot { index: 0 })
     }
 
     fn solve(&mut self, rhs_x: &mut [f64], rhs_y: &mut [f64]) -> Result<(), KktError> {
         if !self.factored {
-            return Err(KktError::NotReady { backend: "dense", missing: "factor" });
+            return Err(KktError::NotReady {
+                backend: "dense",
+                missing: "factor",
+            });
         }
         check_len("rhs_x", rhs_x.len(), self.n)?;
         check_len("rhs_y", rhs_y.len(), self.m)?;
@@ -195,5 +158,92 @@ impl KktBackend for DenseBackend {
 
     fn info(&self) -> KktInfo {
         self.info.clone()
+    }
+}
+
+impl DenseBackend {
+    fn factor_with(
+        &mut self,
+        var_diag: &[f64],
+        row_diag: &[f64],
+        delta_y: f64,
+        delta_x: f64,
+    ) -> Result<(), KktError> {
+        let (n, m) = (self.n, self.m);
+        self.factored = false;
+        let d = if self.normal { n } else { n + m };
+        let mat = &mut self.mat;
+        mat.fill(0.0);
+        let mut neg_to = 0usize; // pivots before this index should be negative (augmented)
+        if self.normal {
+            for i in 0..m {
+                if row_diag[i].is_nan() || row_diag[i] <= 0.0 {
+                    return Err(KktError::NonFinite(
+                        "row_diag (must be > 0 for inequality rows)",
+                    ));
+                }
+                self.theta[i] = 1.0 / row_diag[i];
+            }
+            // H = D_x + δ + Aᵀ Θ A
+            for j in 0..n {
+                for k in 0..=j {
+                    let mut s = 0.0;
+                    for i in 0..m {
+                        s += self.a[j * m + i] * self.theta[i] * self.a[k * m + i];
+                    }
+                    mat[k * d + j] = s;
+                }
+                mat[j * d + j] += var_diag[j] + delta_x;
+            }
+        } else {
+            neg_to = n;
+            for j in 0..n {
+                mat[j * d + j] = -(var_diag[j] + delta_x);
+                for i in 0..m {
+                    mat[j * d + n + i] = self.a[j * m + i]; // lower triangle (row n+i, col j)
+                }
+            }
+            for i in 0..m {
+                mat[(n + i) * d + n + i] = row_diag[i] + delta_y;
+            }
+        }
+        // in-place LDLᵀ on the lower triangle (column-major: entry (r, c) at c*d + r)
+        let mut count = 0usize;
+        for k in 0..d {
+            let mut dk = mat[k * d + k];
+            for p in 0..k {
+                let l = mat[p * d + k];
+                dk -= l * l * self.diag[p];
+            }
+            let want_neg = k < neg_to;
+            if !dk.is_finite() {
+                return Err(KktError::BadPivot { index: k });
+            }
+            if (want_neg && dk > -self.reg.dynamic_eps) || (!want_neg && dk < self.reg.dynamic_eps)
+            {
+                dk = if want_neg {
+                    -self.reg.dynamic_delta
+                } else {
+                    self.reg.dynamic_delta
+                };
+                count += 1;
+            }
+            self.diag[k] = dk;
+            for r in k + 1..d {
+                let mut s = mat[k * d + r];
+                for p in 0..k {
+                    s -= mat[p * d + r] * mat[p * d + k] * self.diag[p];
+                }
+                mat[k * d + r] = s / dk;
+                if !mat[k * d + r].is_finite() {
+                    return Err(KktError::BadPivot { index: k });
+                }
+            }
+        }
+        self.info.regularized_pivots = count;
+        self.info.total_regularized_pivots += count;
+        self.info.factorizations += 1;
+        self.factored = true;
+        Ok(())
     }
 }

@@ -15,8 +15,8 @@ use crate::error::KktError;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
 use faer::sparse::linalg::cholesky::{
-    CholeskySymbolicParams, SymbolicCholesky, SymbolicCholeskyRaw, SymmetricOrdering, factorize_symbolic_cholesky,
-    simplicial, supernodal,
+    CholeskySymbolicParams, SymbolicCholesky, SymbolicCholeskyRaw, SymmetricOrdering,
+    factorize_symbolic_cholesky, simplicial, supernodal,
 };
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par, Side};
@@ -43,14 +43,20 @@ pub struct FaerLdlBackend {
 
 impl std::fmt::Debug for FaerLdlBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FaerLdlBackend").field("reg", &self.reg).field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("FaerLdlBackend")
+            .field("reg", &self.reg)
+            .field("info", &self.info)
+            .finish_non_exhaustive()
     }
 }
 
 impl FaerLdlBackend {
     /// A backend with the given regularisation.
     pub fn new(reg: Regularization) -> Self {
-        Self { reg, ..Self::default() }
+        Self {
+            reg,
+            ..Self::default()
+        }
     }
 }
 
@@ -105,8 +111,13 @@ impl KktBackend for FaerLdlBackend {
             cp.push(ri.len());
         }
         let sym = SymbolicSparseColMatRef::new_checked(dim, dim, &cp, None, &ri);
-        let first = factorize_symbolic_cholesky(sym, Side::Upper, SymmetricOrdering::Amd, CholeskySymbolicParams::default())
-            .map_err(|e| KktError::Symbolic(format!("{e:?}")))?;
+        let first = factorize_symbolic_cholesky(
+            sym,
+            Side::Upper,
+            SymmetricOrdering::Amd,
+            CholeskySymbolicParams::default(),
+        )
+        .map_err(|e| KktError::Symbolic(format!("{e:?}")))?;
         let (fwd, inv): (Vec<usize>, Vec<usize>) = match first.perm() {
             Some(perm) => {
                 let (f, i) = perm.arrays();
@@ -126,31 +137,41 @@ impl KktBackend for FaerLdlBackend {
                 entries.push((r.min(c), r.max(c), Tag::A(q)));
             }
         }
-        let build = |entries: &mut Vec<(usize, usize, Tag)>, lower: bool| -> (Vec<usize>, Vec<usize>) {
-            if lower {
-                for e in entries.iter_mut() {
-                    let (r, c) = (e.0, e.1);
-                    e.0 = c;
-                    e.1 = r;
+        let build =
+            |entries: &mut Vec<(usize, usize, Tag)>, lower: bool| -> (Vec<usize>, Vec<usize>) {
+                if lower {
+                    for e in entries.iter_mut() {
+                        let (r, c) = (e.0, e.1);
+                        e.0 = c;
+                        e.1 = r;
+                    }
                 }
-            }
-            entries.sort_by_key(|e| (e.1, e.0));
-            let mut cp = vec![0usize; dim + 1];
-            for e in entries.iter() {
-                cp[e.1 + 1] += 1;
-            }
-            for c in 0..dim {
-                cp[c + 1] += cp[c];
-            }
-            let ri = entries.iter().map(|e| e.0).collect();
-            (cp, ri)
-        };
+                entries.sort_by_key(|e| (e.1, e.0));
+                let mut cp = vec![0usize; dim + 1];
+                for e in entries.iter() {
+                    cp[e.1 + 1] += 1;
+                }
+                for c in 0..dim {
+                    cp[c + 1] += cp[c];
+                }
+                let ri = entries.iter().map(|e| e.0).collect();
+                (cp, ri)
+            };
         let (pcp, pri) = build(&mut entries, false);
         let sym = SymbolicSparseColMatRef::new_checked(dim, dim, &pcp, None, &pri);
-        let symbolic = factorize_symbolic_cholesky(sym, Side::Upper, SymmetricOrdering::Identity, CholeskySymbolicParams::default())
-            .map_err(|e| KktError::Symbolic(format!("{e:?}")))?;
+        let symbolic = factorize_symbolic_cholesky(
+            sym,
+            Side::Upper,
+            SymmetricOrdering::Identity,
+            CholeskySymbolicParams::default(),
+        )
+        .map_err(|e| KktError::Symbolic(format!("{e:?}")))?;
         let lower = matches!(symbolic.raw(), SymbolicCholeskyRaw::Supernodal(_));
-        let (pcp, pri) = if lower { build(&mut entries, true) } else { (pcp, pri) };
+        let (pcp, pri) = if lower {
+            build(&mut entries, true)
+        } else {
+            (pcp, pri)
+        };
         let mut values = vec![0.0; pri.len()];
         let mut diag_pos = vec![0usize; dim];
         for (pos, e) in entries.iter().enumerate() {
@@ -166,14 +187,22 @@ impl KktBackend for FaerLdlBackend {
                 s.solve_in_place_scratch::<f64>(1),
             ),
             SymbolicCholeskyRaw::Supernodal(s) => (
-                supernodal::factorize_supernodal_numeric_ldlt_scratch::<usize, f64>(s, par, Default::default()),
+                supernodal::factorize_supernodal_numeric_ldlt_scratch::<usize, f64>(
+                    s,
+                    par,
+                    Default::default(),
+                ),
                 s.solve_in_place_scratch::<f64>(1, par),
             ),
         };
         let req = StackReq::any_of(&[freq, sreq]);
-        self.mem = Some(MemBuffer::try_new(req).map_err(|_| KktError::Symbolic("out of memory".into()))?);
+        self.mem =
+            Some(MemBuffer::try_new(req).map_err(|_| KktError::Symbolic("out of memory".into()))?);
         self.l_values = vec![0.0; symbolic.len_val()];
-        self.signs = fwd.iter().map(|&old| if old < n { -1 } else { 1 }).collect();
+        self.signs = fwd
+            .iter()
+            .map(|&old| if old < n { -1 } else { 1 })
+            .collect();
         self.work = vec![0.0; dim];
         self.info = KktInfo {
             name: "faer-sparse-ldlt",
@@ -194,7 +223,10 @@ impl KktBackend for FaerLdlBackend {
 
     fn factor(&mut self, var_diag: &[f64], row_diag: &[f64]) -> Result<(), KktError> {
         if self.symbolic.is_none() {
-            return Err(KktError::NotReady { backend: "faer-sparse-ldlt", missing: "analyze" });
+            return Err(KktError::NotReady {
+                backend: "faer-sparse-ldlt",
+                missing: "analyze",
+            });
         }
         check_len("var_diag", var_diag.len(), self.n)?;
         check_len("row_diag", row_diag.len(), self.m)?;
@@ -216,12 +248,18 @@ impl KktBackend for FaerLdlBackend {
     }
     fn solve(&mut self, rhs_x: &mut [f64], rhs_y: &mut [f64]) -> Result<(), KktError> {
         if !self.factored {
-            return Err(KktError::NotReady { backend: "faer-sparse-ldlt", missing: "factor" });
+            return Err(KktError::NotReady {
+                backend: "faer-sparse-ldlt",
+                missing: "factor",
+            });
         }
         check_len("rhs_x", rhs_x.len(), self.n)?;
         check_len("rhs_y", rhs_y.len(), self.m)?;
         let (Some(symbolic), Some(mem)) = (self.symbolic.as_ref(), self.mem.as_mut()) else {
-            return Err(KktError::NotReady { backend: "faer-sparse-ldlt", missing: "analyze" });
+            return Err(KktError::NotReady {
+                backend: "faer-sparse-ldlt",
+                missing: "analyze",
+            });
         };
         let n = self.n;
         for (new, &old) in self.perm_fwd.iter().enumerate() {
@@ -231,12 +269,16 @@ impl KktBackend for FaerLdlBackend {
         let stack = MemStack::new(mem);
         let rhs = MatMut::from_column_major_slice_mut(&mut self.work, dim, 1);
         match symbolic.raw() {
-            SymbolicCholeskyRaw::Simplicial(s) => {
-                simplicial::SimplicialLdltRef::new(s, &self.l_values).solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack)
-            }
-            SymbolicCholeskyRaw::Supernodal(s) => {
-                supernodal::SupernodalLdltRef::new(s, &self.l_values).solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack)
-            }
+            SymbolicCholeskyRaw::Simplicial(s) => simplicial::SimplicialLdltRef::new(
+                s,
+                &self.l_values,
+            )
+            .solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack),
+            SymbolicCholeskyRaw::Supernodal(s) => supernodal::SupernodalLdltRef::new(
+                s,
+                &self.l_values,
+            )
+            .solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack),
         }
         for (new, &old) in self.perm_fwd.iter().enumerate() {
             let v = self.work[new];
@@ -255,11 +297,19 @@ impl KktBackend for FaerLdlBackend {
     }
 }
 
-
 impl FaerLdlBackend {
-    fn factor_with(&mut self, var_diag: &[f64], row_diag: &[f64], delta: f64, delta_x: f64) -> Result<(), KktError> {
+    fn factor_with(
+        &mut self,
+        var_diag: &[f64],
+        row_diag: &[f64],
+        delta: f64,
+        delta_x: f64,
+    ) -> Result<(), KktError> {
         let Some(symbolic) = self.symbolic.as_ref() else {
-            return Err(KktError::NotReady { backend: "faer-sparse-ldlt", missing: "analyze" });
+            return Err(KktError::NotReady {
+                backend: "faer-sparse-ldlt",
+                missing: "analyze",
+            });
         };
         for j in 0..self.n {
             if !var_diag[j].is_finite() {
@@ -284,13 +334,20 @@ impl FaerLdlBackend {
             dynamic_regularization_epsilon: self.reg.dynamic_eps,
         };
         let Some(mem) = self.mem.as_mut() else {
-            return Err(KktError::NotReady { backend: "faer-sparse-ldlt", missing: "analyze" });
+            return Err(KktError::NotReady {
+                backend: "faer-sparse-ldlt",
+                missing: "analyze",
+            });
         };
         let stack = MemStack::new(mem);
         let res = match symbolic.raw() {
-            SymbolicCholeskyRaw::Simplicial(s) => {
-                simplicial::factorize_simplicial_numeric_ldlt(&mut self.l_values, mat, reg, s, stack)
-            }
+            SymbolicCholeskyRaw::Simplicial(s) => simplicial::factorize_simplicial_numeric_ldlt(
+                &mut self.l_values,
+                mat,
+                reg,
+                s,
+                stack,
+            ),
             SymbolicCholeskyRaw::Supernodal(s) => supernodal::factorize_supernodal_numeric_ldlt(
                 &mut self.l_values,
                 mat,
@@ -303,7 +360,9 @@ impl FaerLdlBackend {
         };
         self.factored = false;
         let info = res.map_err(|e| match e {
-            faer::linalg::cholesky::ldlt::factor::LdltError::ZeroPivot { index } => KktError::BadPivot { index },
+            faer::linalg::cholesky::ldlt::factor::LdltError::ZeroPivot { index } => {
+                KktError::BadPivot { index }
+            }
         })?;
         // element growth can overflow without a bad pivot: treat as a failed pivot
         if let Some(index) = self.l_values.iter().position(|v| !v.is_finite()) {

@@ -157,10 +157,23 @@ pub struct Regularization {
 
 impl Default for Regularization {
     fn default() -> Self {
-        Self { static_reg: 1e-9, static_reg_var: 1e-13, dynamic_eps: 1e-13, dynamic_delta: 1e-7 }
+        Self {
+            static_reg: 1e-9,
+            static_reg_var: 1e-13,
+            dynamic_eps: 1e-13,
+            dynamic_delta: 1e-7,
+        }
     }
 }
 
 pub(crate) fn check_len(what: &'static str, got: usize, expected: usize) -> Result<(), KktError> {
-    if got == expected { Ok(()) } else { Err(KktError::Dimension { what, got, expected }) }
+    if got == expected {
+        Ok(())
+    } else {
+        Err(KktError::Dimension {
+            what,
+            got,
+            expected,
+        })
+    }
 }

@@ -3,7 +3,10 @@
 
 use bulwark_lp::{LpProblem, Sense};
 use clarabel::algebra::CscMatrix as CCsc;
-use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT, SolverStatus, SupportedConeT, ZeroConeT};
+use clarabel::solver::{
+    DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT, SolverStatus,
+    SupportedConeT, ZeroConeT,
+};
 
 /// Reference outcome from Clarabel.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -19,7 +22,11 @@ pub enum RefOutcome {
 pub fn clarabel_solve(lp: &LpProblem) -> RefOutcome {
     let n = lp.num_vars();
     let a = lp.matrix();
-    let sgn = if lp.sense() == Sense::Maximize { -1.0 } else { 1.0 };
+    let sgn = if lp.sense() == Sense::Maximize {
+        -1.0
+    } else {
+        1.0
+    };
     let mut rows_i = Vec::new();
     let mut rows_j = Vec::new();
     let mut vals = Vec::new();
@@ -41,7 +48,12 @@ pub fn clarabel_solve(lp: &LpProblem) -> RefOutcome {
         }
         b.push(rhs);
     };
-    let (rl, ru, l, u) = (lp.row_lower(), lp.row_upper(), lp.col_lower(), lp.col_upper());
+    let (rl, ru, l, u) = (
+        lp.row_lower(),
+        lp.row_upper(),
+        lp.col_lower(),
+        lp.col_upper(),
+    );
     let mut nzero = 0;
     for i in 0..m {
         if rl[i] == ru[i] {
@@ -92,9 +104,15 @@ pub fn clarabel_solve(lp: &LpProblem) -> RefOutcome {
     solver.solve();
     let sol = &solver.solution;
     match sol.status {
-        SolverStatus::Solved | SolverStatus::AlmostSolved => RefOutcome::Optimal(sgn * sol.obj_val + lp.offset()),
-        SolverStatus::PrimalInfeasible | SolverStatus::AlmostPrimalInfeasible => RefOutcome::PrimalInfeasible,
-        SolverStatus::DualInfeasible | SolverStatus::AlmostDualInfeasible => RefOutcome::DualInfeasible,
+        SolverStatus::Solved | SolverStatus::AlmostSolved => {
+            RefOutcome::Optimal(sgn * sol.obj_val + lp.offset())
+        }
+        SolverStatus::PrimalInfeasible | SolverStatus::AlmostPrimalInfeasible => {
+            RefOutcome::PrimalInfeasible
+        }
+        SolverStatus::DualInfeasible | SolverStatus::AlmostDualInfeasible => {
+            RefOutcome::DualInfeasible
+        }
         _ => RefOutcome::Other,
     }
 }
@@ -111,7 +129,11 @@ pub fn random_feasible_lp(seed: u64) -> LpProblem {
     let n = rng.random_range(1..=18usize);
     let m = rng.random_range(1..=14usize);
     let density = rng.random_range(0.15..0.7);
-    let sense = if rng.random_bool(0.3) { Sense::Maximize } else { Sense::Minimize };
+    let sense = if rng.random_bool(0.3) {
+        Sense::Maximize
+    } else {
+        Sense::Minimize
+    };
     let mut b = LpBuilder::new(sense);
     // variable bounds: 0 lower, 1 upper, 2 boxed, 3 free, 4 fixed
     let mut kinds = Vec::with_capacity(n);
@@ -123,7 +145,10 @@ pub fn random_feasible_lp(seed: u64) -> LpProblem {
         let (lo, up) = match kind {
             0 => (v - rng.random_range(0.0..3.0), f64::INFINITY),
             1 => (f64::NEG_INFINITY, v + rng.random_range(0.0..3.0)),
-            2 => (v - rng.random_range(0.0..2.0), v + rng.random_range(0.0..2.0)),
+            2 => (
+                v - rng.random_range(0.0..2.0),
+                v + rng.random_range(0.0..2.0),
+            ),
             3 => (f64::NEG_INFINITY, f64::INFINITY),
             _ => (v, v),
         };
@@ -151,7 +176,10 @@ pub fn random_feasible_lp(seed: u64) -> LpProblem {
             0 => (act, act),
             1 => (act - rng.random_range(0.0..2.0), f64::INFINITY),
             2 => (f64::NEG_INFINITY, act + rng.random_range(0.0..2.0)),
-            _ => (act - rng.random_range(0.0..2.0), act + rng.random_range(0.0..2.0)),
+            _ => (
+                act - rng.random_range(0.0..2.0),
+                act + rng.random_range(0.0..2.0),
+            ),
         };
         for &(j, a) in &coeffs {
             cols[j].push((i, a));
@@ -202,7 +230,11 @@ pub fn random_infeasible_lp(seed: u64) -> LpProblem {
             coeffs.push((j, rng.random_range(0.5..2.0)));
         }
     }
-    let coeffs = if coeffs.is_empty() { vec![(0, 1.0)] } else { coeffs };
+    let coeffs = if coeffs.is_empty() {
+        vec![(0, 1.0)]
+    } else {
+        coeffs
+    };
     let t: f64 = rng.random_range(-3.0..3.0);
     match rng.random_range(0..3u32) {
         0 => {
@@ -228,7 +260,11 @@ pub fn random_unbounded_lp(seed: u64) -> LpProblem {
     let base = random_feasible_lp(seed);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
     let mut b = rebuild(&base);
-    let sgn = if base.sense() == Sense::Maximize { -1.0 } else { 1.0 };
+    let sgn = if base.sense() == Sense::Maximize {
+        -1.0
+    } else {
+        1.0
+    };
     let j = b.add_var(-sgn * rng.random_range(0.5..2.0), 0.0, f64::INFINITY);
     // put it in ≥ rows with a positive coefficient (increasing it keeps them satisfied)
     let (rl, ru) = (base.row_lower(), base.row_upper());

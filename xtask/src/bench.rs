@@ -1,0 +1,182 @@
+//! `cargo xtask bench lp`: the DSX LP (4) benchmark of issue 5, written to `docs/perf.md`.
+//!
+//! 1. `dense-1000x100`: our structured interior-point solve against HiGHS's IPM (Python
+//!    `highspy`, single thread, no crossover) on the identical LP, written as MPS by the runner.
+//!    The peer is optional: without `highspy` the table says so.
+//! 2. `mnist-like-10000x784` (19 % non-zeros): time, iterations, peak RSS, and time per IPM
+//!    iteration against one dense `XᵀDX` product of the same shape measured in the same process.
+//!
+//! Each case runs in its own process so the peak RSS is that case's.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::project_root;
+
+fn run_case(root: &Path, case: &str, mps: Option<&Path>) -> Result<String, String> {
+    let out = root.join("target/bench").join(format!("{case}.json"));
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args([
+        "run",
+        "--quiet",
+        "--release",
+        "-p",
+        "bulwark-deletion",
+        "--example",
+        "lp_bench",
+        "--",
+        case,
+    ])
+    .arg(&out)
+    .current_dir(root);
+    if let Some(m) = mps {
+        cmd.arg(m);
+    }
+    println!("running {case} …");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run the bench runner: {e}"))?;
+    if !status.success() {
+        return Err(format!("bench runner failed on {case} ({status})"));
+    }
+    std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))
+}
+
+fn field(json: &str, key: &str) -> Option<String> {
+    let k = format!("\"{key}\":");
+    let start = json.find(&k)? + k.len();
+    let rest = &json[start..];
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    Some(rest[..end].trim().trim_matches('"').to_string())
+}
+
+fn num(json: &str, key: &str) -> f64 {
+    field(json, key)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    match args.first().map(String::as_str) {
+        Some("lp") => {}
+        _ => return Err("usage: cargo xtask bench lp [--no-highs] [--no-mnist]".into()),
+    }
+    let root = project_root();
+    std::fs::create_dir_all(root.join("target/bench")).map_err(|e| e.to_string())?;
+    let no_highs = args.iter().any(|a| a == "--no-highs");
+    let no_mnist = args.iter().any(|a| a == "--no-mnist");
+    let mps = root.join("target/bench/dense-1000x100.mps");
+    let ours = run_case(&root, "dense-1000x100", Some(&mps))?;
+    let highs = if no_highs {
+        None
+    } else {
+        println!("running HiGHS (IPM, 1 thread) on the same LP …");
+        let o = Command::new("python3")
+            .arg(root.join("xtask/scripts/highs_lp.py"))
+            .arg(&mps)
+            .output()
+            .map_err(|e| format!("cannot run python3: {e}"))?;
+        let s = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        if s.contains("\"error\"") || s.is_empty() {
+            None
+        } else {
+            Some(s)
+        }
+    };
+    let mnist = if no_mnist {
+        None
+    } else {
+        Some(run_case(&root, "mnist-like-10000x784", None)?)
+    };
+
+    let mut md =
+        String::from("# Performance\n\nWritten by `cargo xtask bench lp` (issue 5). Machine: ");
+    md.push_str(&machine());
+    md.push_str("\n\n## LP (4), dense 1000 × 100, uniform values, N = 10, C = 1\n\n");
+    md.push_str("| solver | status | objective | iterations | seconds |\n|---|---|---|---|---|\n");
+    md.push_str(&format!(
+        "| bulwark structured IPM | optimal | {:.9} | {} | {:.3} |\n",
+        num(&ours, "objective"),
+        num(&ours, "iterations"),
+        num(&ours, "seconds")
+    ));
+    match &highs {
+        Some(h) => {
+            md.push_str(&format!(
+                "| HiGHS IPM (highspy {}, 1 thread, no crossover) | {} | {:.9} | {} | {:.3} |\n",
+                field(h, "solver")
+                    .unwrap_or_default()
+                    .trim_start_matches("HiGHS "),
+                field(h, "status").unwrap_or_default(),
+                num(h, "objective"),
+                num(h, "iterations"),
+                num(h, "seconds")
+            ));
+            md.push_str(&format!(
+                "\nSpeed-up over HiGHS in this run: **{:.1}×** (target ≥ 100×). Objective difference: {:.2e} (relative).\n",
+                num(h, "seconds") / num(&ours, "seconds"),
+                ((num(h, "objective") - num(&ours, "objective")) / num(&ours, "objective")).abs()
+            ));
+        }
+        None => {
+            md.push_str("| HiGHS | not run (`pip install highspy` to include the peer) | | | |\n")
+        }
+    }
+    if let Some(mn) = &mnist {
+        md.push_str("\n## LP (4), MNIST-like 10000 × 784, 19 % non-zeros, N = 50, C = 1\n\n");
+        md.push_str("| quantity | value | target |\n|---|---|---|\n");
+        md.push_str(&format!(
+            "| solve time | {:.2} s | ≤ 10 s |\n",
+            num(mn, "seconds")
+        ));
+        md.push_str(&format!(
+            "| peak RSS | {:.0} MiB | ≤ 1024 MiB |\n",
+            num(mn, "peak_rss_mib")
+        ));
+        md.push_str(&format!(
+            "| IPM iterations | {} | a few dozen |\n",
+            num(mn, "iterations")
+        ));
+        md.push_str(&format!(
+            "| time per iteration | {:.3} s | |\n",
+            num(mn, "seconds_per_iteration")
+        ));
+        md.push_str(&format!(
+            "| one dense XᵀDX (faer GEMM, same process) | {:.3} s | |\n",
+            num(mn, "xtdx_seconds")
+        ));
+        md.push_str(&format!(
+            "| iteration / XᵀDX | {:.2} | ≤ 4 |\n",
+            num(mn, "iteration_over_xtdx")
+        ));
+        md.push_str(&format!(
+            "| LP size | {} variables, {} rows | |\n",
+            num(mn, "lp_vars"),
+            num(mn, "lp_rows")
+        ));
+    }
+    md.push_str(&format!(
+        "\nDense 1000 × 100 case: {:.4} s per iteration, one XᵀDX {:.5} s (ratio {:.1}).\n",
+        num(&ours, "seconds_per_iteration"),
+        num(&ours, "xtdx_seconds"),
+        num(&ours, "iteration_over_xtdx")
+    ));
+    md.push_str("\nRaw JSON: `target/bench/*.json`. Peer comparison in the same run; HiGHS time excludes reading the MPS file.\n");
+    let path = root.join("docs/perf.md");
+    std::fs::write(&path, md).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cpu}, {cores} cores")
+}
