@@ -283,7 +283,7 @@ pub struct DsxSystem {
     mem: crate::error::Scratch,
     factored: bool,
     // --- refinement scratch ---
-    refine: [Vec<f64>; 4],
+    refine: [Vec<f64>; 5],
 }
 
 /// Validated internal copy of the rows.
@@ -505,6 +505,7 @@ impl DsxSystem {
             mem: crate::error::Scratch::new(req),
             factored: false,
             refine: [
+                vec![0.0; len],
                 vec![0.0; len],
                 vec![0.0; len],
                 vec![0.0; len],
@@ -1101,7 +1102,7 @@ impl DsxSystem {
     /// Solves `H z = rhs` for the exact `H` (no static regularisation) by preconditioned
     /// conjugate gradients, preconditioned by the current factorisation of `H + δI`, starting
     /// from the direct solve. Stops when `‖rhs − H z‖₂ ≤ tol ‖rhs‖₂` or after `max_iter`
-    /// iterations, and returns the best iterate. No allocation.
+    /// iterations, and returns the best iterate (smallest true residual). No allocation.
     ///
     /// `sc` must be the scalings passed to the last [`DsxSystem::factor`].
     pub fn solve_refined(
@@ -1126,7 +1127,7 @@ impl DsxSystem {
                 relative_residual: 0.0,
             });
         }
-        let [mut res, mut pre, mut dir, mut hd] = core::mem::take(&mut self.refine);
+        let [mut res, mut pre, mut dir, mut hd, mut best] = core::mem::take(&mut self.refine);
         let out = (|| {
             z.copy_from_slice(rhs);
             self.solve_in_place(z)?;
@@ -1143,6 +1144,8 @@ impl DsxSystem {
                     relative_residual: rel,
                 });
             }
+            let mut best_rel = rel;
+            best.copy_from_slice(z);
             pre.copy_from_slice(&res);
             self.solve_in_place(&mut pre)?;
             dir.copy_from_slice(&pre);
@@ -1163,15 +1166,15 @@ impl DsxSystem {
                 for t in 0..len {
                     res[t] = rhs[t] - hd[t];
                 }
-                let new_rel = norm2(&res) / rnorm;
-                if !(new_rel < rel) && new_rel > tol {
-                    // No progress: undo the step and stop.
-                    for t in 0..len {
-                        z[t] -= alpha * dir[t];
-                    }
+                rel = norm2(&res) / rnorm;
+                if !rel.is_finite() {
                     break;
                 }
-                rel = new_rel;
+                // CG does not decrease ‖r‖₂ monotonically: keep the best iterate.
+                if rel < best_rel {
+                    best_rel = rel;
+                    best.copy_from_slice(z);
+                }
                 if rel <= tol {
                     break;
                 }
@@ -1184,12 +1187,15 @@ impl DsxSystem {
                     dir[t] = pre[t] + beta * dir[t];
                 }
             }
+            if !(rel <= best_rel) {
+                z.copy_from_slice(&best);
+            }
             Ok(RefineInfo {
                 iterations: it,
-                relative_residual: rel,
+                relative_residual: best_rel.min(rel),
             })
         })();
-        self.refine = [res, pre, dir, hd];
+        self.refine = [res, pre, dir, hd, best];
         out
     }
 
