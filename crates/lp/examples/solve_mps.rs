@@ -28,6 +28,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Ok(v) = std::env::var("LP_DYN_DELTA") {
         b = b.dynamic_reg_delta(v.parse()?);
     }
+    if let Ok(v) = std::env::var("LP_STEP") {
+        b = b.step_fraction(v.parse()?);
+    }
+    if let Ok(v) = std::env::var("LP_EQ") {
+        b = b.equilibrate(v == "1");
+    }
+    if let Ok(v) = std::env::var("LP_RETRY") {
+        b = b.retry_unscaled(v == "1");
+    }
+    if let Ok(v) = std::env::var("LP_RUIZ") {
+        b = b.equilibrate_iters(v.parse()?);
+    }
     if let Ok(v) = std::env::var("LP_MAX_ITER") {
         b = b.max_iter(v.parse()?);
     }

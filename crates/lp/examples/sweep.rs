@@ -33,7 +33,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             _ => (common::random_feasible_lp(seed), Status::Optimal),
         };
-        let sol = solve(&lp, &IpmSettings::default())?;
+        let eq = std::env::var("LP_EQ").map(|v| v == "1").unwrap_or(true);
+        let sol = solve(&lp, &IpmSettings::builder().equilibrate(eq).build()?)?;
         let good = sol.status == want
             && (want != Status::Optimal
                 || matches!(common::clarabel_solve(&lp), common::RefOutcome::Optimal(r) if common::rel_err(sol.objective, r) <= 1e-6));

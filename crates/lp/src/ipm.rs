@@ -49,14 +49,21 @@
 //! `0` on equality rows — see [`crate::kkt`]. Each solve is followed by iterative
 //! refinement against the unregularised operator.
 //!
-//! Free variables (`D_j = 0`) get a proximal diagonal `ρ = free_reg` (default 1e-8, in
-//! the equilibrated units) in the Newton matrix; the IPM's refinement treats it as part
-//! of the operator. It perturbs the dual-residual reduction by `ρΔx_j` only.
+//! Free variables (`D_j = 0`) are passed to the backend with a proximal diagonal
+//! `ρ = free_reg` (default 1e-8, in the equilibrated units) so the factorisation stays
+//! well defined; iterative refinement is against the exact operator with `D_j = 0`.
 //!
-//! Predictor: `η = 1`, `σ = 0`. Corrector: `σ = (1 − α_aff)³`, `η = 1 − σ`, with
-//! Mehrotra's second-order term `Δp_aff∘Δz_aff`. Step `α = min(1, 0.99 α_max)`.
-//! Starting point: Mehrotra's heuristic (least-norm primal and dual solutions with
-//! `D = I`, shifted into the positive orthant), `τ = 1`, `κ = μ₀`.
+//! Predictor: `η = 1`, `σ = 0`. Corrector: `σ = (μ_aff/μ)³`, `η = 1 − σ`, with
+//! Mehrotra's second-order term `Δp_aff∘Δz_aff`. Step `α = min(1, 0.99 α_max)` (one
+//! common step for all variables, as the embedding requires).
+//! Starting point: Mehrotra's heuristic (least-norm primal `ξ` closest to the box
+//! projection of 0 and least-norm dual `z = c − Ãᵀy`, both with `D = I`, shifted into
+//! the positive orthant by Mehrotra's two shifts, then floored at 0.1 in the
+//! equilibrated units), `τ = 1`, `κ = μ₀`.
+//!
+//! Termination also stops with `numerical_error` after 5 consecutive steps shorter than
+//! 1e-8 or on a failed factorisation/solve; the solver then retries once without
+//! equilibration (setting `retry_unscaled`).
 //!
 //! # Termination
 //!
@@ -214,24 +221,55 @@ impl<'a> IpmSolver<'a> {
             }
             return Ok(sol);
         }
-        backend.analyze(KktProblem {
-            a: model.a.as_ref(),
-            row_kind: &model.row_kind,
-        })?;
-        let mut engine = Engine::new(&model, backend.as_mut(), &self.settings);
-        let log: Option<&mut (dyn Write + 'a)> = if verbose {
-            self.log.as_deref_mut()
-        } else {
-            None
+        let mut model = model;
+        let mut prior_iterations = 0u32;
+        let (sol, reason) = loop {
+            backend.analyze(KktProblem {
+                a: model.a.as_ref(),
+                row_kind: &model.row_kind,
+            })?;
+            let mut engine = Engine::new(&model, backend.as_mut(), &self.settings);
+            let log: Option<&mut (dyn Write + 'a)> = if verbose {
+                self.log.as_deref_mut()
+            } else {
+                None
+            };
+            let out = engine.run(
+                log,
+                self.callback.as_deref_mut(),
+                self.cancel.as_deref(),
+                start,
+            );
+            let retry = out.status == Status::NumericalError
+                && self.settings.retry_unscaled
+                && self.settings.equilibrate
+                && !keep
+                && prior_iterations == 0;
+            let reason = out.reason.clone();
+            let mut sol = engine.finish(self.problem, out, start);
+            sol.iterations += prior_iterations;
+            if !retry {
+                break (sol, reason);
+            }
+            // a numerical failure on the equilibrated problem: retry once unscaled
+            prior_iterations = sol.iterations.max(1);
+            if verbose && let Some(w) = self.log.as_mut() {
+                let _ = writeln!(
+                    w,
+                    "numerical_error ({}) after {} iterations; retrying without equilibration",
+                    reason.unwrap_or_default(),
+                    sol.iterations
+                );
+            }
+            model = build_model(
+                self.problem,
+                self.settings.presolve,
+                false,
+                0,
+                keep,
+                backend.name(),
+            )?;
         };
-        let out = engine.run(
-            log,
-            self.callback.as_deref_mut(),
-            self.cancel.as_deref(),
-            start,
-        );
-        let reason = out.reason.clone();
-        let sol = engine.finish(self.problem, out, start);
         if verbose && let Some(w) = self.log.as_mut() {
             {
                 let _ = writeln!(
@@ -358,6 +396,39 @@ struct Engine<'m, 'b> {
     history: Vec<IterationInfo>,
     nbounds: usize,
     last_refine_res: f64,
+    rho: f64,
+    rho_exact: f64,
+    var_exact: Vec<f64>,
+}
+
+/// Scientific notation with a signed two-digit exponent (`-4.64753143e+02`, `2.93e-12`),
+/// written without allocating.
+struct Sci(f64, usize, bool);
+
+impl std::fmt::Display for Sci {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (v, prec, sign) = (self.0, self.1, self.2);
+        if !v.is_finite() || v == 0.0 {
+            let w = prec + 6 + usize::from(sign);
+            return if sign {
+                write!(f, "{v:>+w$.prec$}")
+            } else {
+                write!(f, "{v:>w$.prec$}")
+            };
+        }
+        let mut e = v.abs().log10().floor() as i32;
+        let mut m = v / 10f64.powi(e);
+        let scale = 10f64.powi(prec as i32);
+        if (m.abs() * scale).round() / scale >= 10.0 {
+            e += 1;
+            m /= 10.0;
+        }
+        if sign {
+            write!(f, "{m:+.prec$}e{e:+03}")
+        } else {
+            write!(f, "{m:.prec$}e{e:+03}")
+        }
+    }
 }
 
 /// ∞-norm that propagates NaN (`f64::max` would silently drop it).
@@ -434,6 +505,9 @@ impl<'m, 'b> Engine<'m, 'b> {
             }),
             nbounds,
             last_refine_res: 0.0,
+            rho: st.free_reg,
+            rho_exact: 0.0,
+            var_exact: z(n),
         }
     }
 
@@ -459,13 +533,18 @@ impl<'m, 'b> Engine<'m, 'b> {
     fn factor(&mut self) -> Result<(), KktError> {
         let md = self.md;
         for j in 0..md.n {
-            // free variables get a proximal term ρ (part of the Newton system, so the
-            // refinement includes it): without it H_jj = Σ a_ij²Θ_i → 0 when all rows of
-            // a free variable become inactive (e.g. while τ → 0 on infeasible problems)
+            // free variables: the backend gets a proximal diagonal ρ (without it
+            // H_jj = Σ a_ij²Θ_i → 0 when all rows of a free variable become inactive, e.g.
+            // while τ → 0 on infeasible problems); refinement uses the exact D_j = 0
             self.var_diag[j] = if md.has_lo[j] || md.has_up[j] {
                 self.dl[j] + self.du[j]
             } else {
-                self.st.free_reg
+                self.rho
+            };
+            self.var_exact[j] = if md.has_lo[j] || md.has_up[j] {
+                self.var_diag[j]
+            } else {
+                0.0
             };
         }
         for i in 0..md.m {
@@ -498,7 +577,7 @@ impl<'m, 'b> Engine<'m, 'b> {
         for it in 0..=self.st.refine_max_iter {
             // residual e = r − K s with K = [−D_x Aᵀ; A E]
             for j in 0..n {
-                self.ex[j] = self.rx[j] + self.var_diag[j] * self.sx[j];
+                self.ex[j] = self.rx[j] + self.var_exact[j] * self.sx[j];
             }
             md.a.as_ref().mul_t_add(&self.sy, &mut self.t_n[..n]);
             for j in 0..n {
@@ -555,9 +634,15 @@ impl<'m, 'b> Engine<'m, 'b> {
     fn starting_point(&mut self) -> Result<(), KktError> {
         let md = self.md;
         let nn = md.nn;
-        self.dl.fill(0.5);
-        self.du.fill(0.5);
-        self.factor()?;
+        // D = I (free variables included) for the least-squares start
+        self.dl.fill(1.0);
+        self.du.fill(0.0);
+        self.rho = 1.0;
+        self.rho_exact = 1.0;
+        let r = self.factor();
+        self.rho = self.st.free_reg;
+        self.rho_exact = 0.0;
+        r?;
         // primal: min ½‖ξ − ξ₀‖² s.t. Ãξ = b
         for j in 0..nn {
             let (l, u) = (
@@ -705,17 +790,12 @@ impl<'m, 'b> Engine<'m, 'b> {
     fn metrics(&mut self, iter: u32) -> (IterationInfo, bool, bool) {
         let md = self.md;
         let (n, tau, sig) = (md.n, self.tau, md.cscale);
-        // primal residual
+        // primal residual (rows and bound rows), in original units
         let mut pres: f64 = 0.0;
-        let mut ax: f64 = 0.0;
-        let mut bn: f64 = 0.0;
-        Self::mul_at(md, &self.xi, &mut self.t_m); // Ãξ
+        Self::mul_at(md, &self.xi, &mut self.t_m); // Ãξ, used by the primal ray test
         for i in 0..md.m {
-            let r = md.rowscale[i];
-            pres = pres.max(self.r_p[i].abs() / r);
-            bn = bn.max(md.b[i].abs() / r);
+            pres = pres.max(self.r_p[i].abs() / md.rowscale[i]);
         }
-        let mut xn: f64 = 0.0;
         for j in 0..md.nn {
             let s = if j < n {
                 md.colscale[j]
@@ -723,24 +803,11 @@ impl<'m, 'b> Engine<'m, 'b> {
                 1.0 / md.rowscale[md.slack_row[j - n]]
             };
             pres = pres.max(self.r_l[j].abs() * s).max(self.r_u[j].abs() * s);
-            if j < n {
-                xn = xn.max((self.xi[j] * s).abs());
-            } else {
-                ax = ax.max((self.xi[j] * s).abs());
-            }
         }
-        for i in 0..md.m {
-            if md.row_kind[i] == RowKind::Equality {
-                ax = ax.max((self.t_m[i] - self.r_p[i]).abs() / md.rowscale[i]);
-            }
-        }
-        let _ = (xn, ax, bn);
         let pres_rel = pres / tau / (1.0 + md.bnorm);
-        // dual residual
+        // dual residual, and ‖Ãᵀy + z_l − z_u‖ for the Farkas test (homogeneous)
         let mut dres: f64 = 0.0;
-        let mut cn: f64 = 0.0;
-        let mut zn: f64 = 0.0;
-        let mut ray_d: f64 = 0.0; // ‖Ãᵀy + z_l − z_u‖ (unscaled, homogeneous)
+        let mut ray_d: f64 = 0.0;
         for j in 0..md.nn {
             let s = if j < n {
                 sig / md.colscale[j]
@@ -748,17 +815,8 @@ impl<'m, 'b> Engine<'m, 'b> {
                 sig * md.rowscale[md.slack_row[j - n]]
             };
             dres = dres.max(self.r_d[j].abs() * s);
-            cn = cn.max(md.c[j].abs() * s);
-            zn = zn.max((self.zl[j] - self.zu[j]).abs() * s);
             ray_d = ray_d.max((self.r_d[j] + md.c[j] * tau).abs() * s);
         }
-        let mut atyn: f64 = 0.0;
-        Self::mul_att(md, &self.y, &mut self.t_n);
-        for j in 0..n {
-            atyn = atyn.max(self.t_n[j].abs() * sig / md.colscale[j]);
-        }
-        self.t_n.fill(0.0);
-        let _ = (cn, atyn, zn);
         let dres_rel = dres / tau / (1.0 + md.cnorm);
         // objectives
         let mut cx = 0.0;
@@ -925,7 +983,7 @@ impl<'m, 'b> Engine<'m, 'b> {
             let k = self.kkt.info();
             let _ = writeln!(
                 w,
-                "backend {}: KKT dim {}, nnz(K) {}, nnz(L) {}\n{:>4}  {:>15}  {:>15}  {:>8}  {:>8}  {:>8}  {:>8}  {:>8}",
+                "backend {}: KKT dim {}, nnz(K) {}, nnz(L) {}\n{:>4}  {:>16}  {:>16}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
                 k.name,
                 k.dim,
                 k.matrix_nnz,
@@ -963,8 +1021,15 @@ impl<'m, 'b> Engine<'m, 'b> {
             if let Some(w) = log.as_deref_mut() {
                 let _ = writeln!(
                     w,
-                    "{:>4}  {:+.8e}  {:+.8e}  {:>8.2e}  {:>8.2e}  {:>8.2e}  {:>8.2e}  {:>8.2e}",
-                    iter, info.pobj, info.dobj, info.pres, info.dres, info.gap, info.mu, info.step
+                    "{:>4}  {}  {}  {}  {}  {}  {}  {}",
+                    iter,
+                    Sci(info.pobj, 8, true),
+                    Sci(info.dobj, 8, true),
+                    Sci(info.pres, 2, false),
+                    Sci(info.dres, 2, false),
+                    Sci(info.gap, 2, false),
+                    Sci(info.mu, 2, false),
+                    Sci(info.step, 2, false)
                 );
             }
             if self.st.record_history && self.history.len() < self.history.capacity() {

@@ -38,6 +38,9 @@ pub struct IpmSettings {
     pub equilibrate: bool,
     /// Number of Ruiz sweeps (default 15).
     pub equilibrate_iters: u32,
+    /// After a `numerical_error` on the equilibrated problem, retry once without
+    /// equilibration (default true; iterations of both attempts are counted).
+    pub retry_unscaled: bool,
     /// Light presolve: drop empty/free rows, fix empty columns (default true).
     /// Fixed variables are always eliminated.
     pub presolve: bool,
@@ -75,6 +78,7 @@ impl Default for IpmSettings {
             verbose: false,
             equilibrate: true,
             equilibrate_iters: 15,
+            retry_unscaled: true,
             presolve: true,
             free_reg: 1e-8,
             static_reg: 1e-9,
@@ -184,6 +188,8 @@ impl IpmSettingsBuilder {
         equilibrate: bool,
         /// See [`IpmSettings::equilibrate_iters`].
         equilibrate_iters: u32,
+        /// See [`IpmSettings::retry_unscaled`].
+        retry_unscaled: bool,
         /// See [`IpmSettings::presolve`].
         presolve: bool,
         /// See [`IpmSettings::static_reg`].

@@ -79,7 +79,9 @@ pub struct IterationInfo {
 /// Result of a solve. `x`, `row_duals` and `reduced_costs` refer to the original
 /// problem; duals satisfy `c = Aᵀy + z` at optimality (for `Maximize`, in the
 /// maximisation's own sign). For `PrimalInfeasible` the duals hold the Farkas ray, for
-/// `DualInfeasible` `x` holds the primal ray; both are normalised to unit ∞-norm.
+/// `DualInfeasible` `x` holds the primal ray; both are normalised to unit ∞-norm. For
+/// non-optimal statuses `objective`, residuals and gap describe the last iterate (NaN
+/// when presolve decided the status without iterating).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Solution {
     /// Final status.

@@ -106,6 +106,9 @@ fn iteration_limit_callback_and_cancellation() {
     assert_eq!(sol.status, Status::TimeLimit);
     assert_eq!(seen, vec![0, 1, 2, 3]);
 
+    let s = IpmSettings::builder().time_limit(1e-12).build().unwrap();
+    assert_eq!(solve(&lp, &s).unwrap().status, Status::TimeLimit);
+
     let flag = Arc::new(AtomicBool::new(true));
     let sol = IpmSolver::new(&lp, IpmSettings::default())
         .unwrap()
@@ -331,5 +334,43 @@ fn presolve_decides_trivial_cases() {
     assert_eq!(
         solve(&b.build().unwrap(), &s).unwrap().status,
         Status::DualInfeasible
+    );
+}
+
+#[test]
+fn cancellation_from_another_thread() {
+    let lp = random_feasible_lp(21);
+    let flag = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel::<u32>();
+    let sol = std::thread::scope(|scope| {
+        let f = flag.clone();
+        scope.spawn(move || {
+            // cancel as soon as the solver reports iteration 2
+            while let Ok(it) = rx.recv() {
+                if it >= 2 {
+                    f.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+        });
+        IpmSolver::new(&lp, IpmSettings::default())
+            .unwrap()
+            .with_cancel_flag(flag.clone())
+            .with_callback(move |info| {
+                let _ = tx.send(info.iter);
+                if info.iter >= 2 {
+                    // give the other thread time to set the flag
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                ControlFlow::Continue(())
+            })
+            .solve()
+            .unwrap()
+    });
+    assert_eq!(sol.status, Status::TimeLimit);
+    assert!(
+        sol.iterations >= 2 && sol.iterations <= 4,
+        "{}",
+        sol.iterations
     );
 }

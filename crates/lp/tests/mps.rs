@@ -209,3 +209,28 @@ fn crossed_bounds_are_a_typed_problem_error() {
     );
     assert!(e.to_string().contains("`x`"));
 }
+
+#[test]
+fn reads_gzipped_files() {
+    use std::io::Write;
+    let text = std::fs::read(small_path()).unwrap();
+    let dir = std::env::temp_dir().join(format!("bulwark-lp-gz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("small.mps.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&path).unwrap(),
+        flate2::Compression::fast(),
+    );
+    enc.write_all(&text).unwrap();
+    enc.finish().unwrap();
+    let lp = read_mps(&path).unwrap();
+    assert_eq!(lp, read_mps(small_path()).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn io_errors_are_typed() {
+    let e = read_mps("/nonexistent/definitely/missing.mps").unwrap_err();
+    assert!(matches!(e, MpsError::Io(_)));
+    assert_eq!(e.line(), None);
+}

@@ -11,7 +11,9 @@
 //! ```
 //!
 //! * `D_x = var_diag ≥ 0` (length n): the bound-complementarity scaling
-//!   `z_l/(x−l) + z_u/(u−x)` of each variable; it is exactly 0 for a free variable.
+//!   `z_l/(x−l) + z_u/(u−x)` of each variable. For a free variable the exact value is 0;
+//!   the IPM passes the proximal value `free_reg` (default 1e-8) instead and refines
+//!   against 0, so `var_diag > 0` always.
 //! * `E = row_diag ≥ 0` (length m): for an inequality row (a row with a slack
 //!   `s = aᵢᵀx` that has bounds), `E_i = 1/Θ_i` with `Θ_i = v_l/(s−rl) + v_u/(ru−s) > 0`
 //!   the slack-complementarity scaling; for an equality row `E_i = 0` exactly.
@@ -35,7 +37,8 @@
 //!
 //! # Contract
 //!
-//! * [`analyze`](KktBackend::analyze) is called once, before the first iteration, with
+//! * [`analyze`](KktBackend::analyze) is called once per solve attempt (twice when the
+//!   solver retries without equilibration), before the first iteration, with
 //!   the exact matrix the IPM uses (after presolve and scaling unless the backend
 //!   [requires the original layout](KktBackend::requires_original_layout)). It does the
 //!   symbolic work and allocates everything `factor`/`solve` need.
