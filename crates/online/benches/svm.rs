@@ -32,14 +32,18 @@ fn bench(c: &mut Criterion) {
             b.iter(|| black_box(SvmParams::new().c(1.0).tolerance(tol).fit(&d).unwrap()))
         });
     }
-    g.bench_function("fdrop_k10_C1_tol1e-3", |b| {
+    g.finish();
+    let small = data(1000, 50);
+    let mut g = c.benchmark_group("fdrop_1000x50");
+    g.sample_size(10);
+    g.bench_function("fdrop_k5_C1_tol1e-3", |b| {
         b.iter(|| {
             black_box(
                 FdropParams::new()
-                    .k(10)
+                    .k(5)
                     .c(1.0)
                     .tolerance(1e-3)
-                    .fit(&d)
+                    .fit(&small)
                     .unwrap(),
             )
         })

@@ -24,7 +24,7 @@ impl Default for Common {
         Self {
             c: 1.0,
             tolerance: 1e-6,
-            max_passes: 50_000,
+            max_passes: 200_000,
             seed: 0,
             rho: None,
         }
@@ -101,7 +101,7 @@ macro_rules! common_setters {
             self.common.tolerance = t;
             self
         }
-        /// Limit on passes over the data (default 50 000); on hitting it the report says
+        /// Limit on passes over the data (default 200 000; shrunk passes are cheap); on hitting it the report says
         /// `converged: false` and carries the certified gap reached.
         pub fn max_passes(mut self, k: usize) -> Self {
             self.common.max_passes = k;
@@ -129,7 +129,7 @@ pub struct SvmParams {
 }
 
 impl SvmParams {
-    /// Defaults: `C = 1`, tolerance 1e-6, 50 000 passes, seed 0.
+    /// Defaults: `C = 1`, tolerance 1e-6, 200 000 passes, seed 0.
     pub fn new() -> Self {
         Self::default()
     }
@@ -170,7 +170,7 @@ pub struct FdropParams {
 }
 
 impl FdropParams {
-    /// Defaults: `k = 0`, `C = 1`, tolerance 1e-6, 50 000 passes, seed 0.
+    /// Defaults: `k = 0`, `C = 1`, tolerance 1e-6, 200 000 passes, seed 0.
     pub fn new() -> Self {
         Self::default()
     }

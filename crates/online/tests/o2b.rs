@@ -157,7 +157,7 @@ fn stream() -> impl Strategy<Value = Stream> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(ProptestConfig::with_cases(1000))]
 
     /// Theorem 4: online mean loss − mean loss of any comparator in the cube ≤ C√(2(n+1)/m),
     /// for random labels and for an adversary that labels every example against the learner.

@@ -108,6 +108,25 @@ fn svm_separates_separable_data_and_handles_sparse() {
     assert_eq!(fitted.model.error_rate(&data).unwrap(), 0.0);
     let sparse = data.with_features(data.features().to_csr().into()).unwrap();
     let fs = SvmParams::new().c(10.0).fit(&sparse).unwrap();
+    let fd_dense = FdropParams::new()
+        .k(2)
+        .c(2.0)
+        .tolerance(1e-8)
+        .fit(&data)
+        .unwrap();
+    let fd_sparse = FdropParams::new()
+        .k(2)
+        .c(2.0)
+        .tolerance(1e-8)
+        .fit(&sparse)
+        .unwrap();
+    assert!(fd_dense.report.converged && fd_sparse.report.converged);
+    assert!(
+        rel(
+            fd_sparse.report.objective.unwrap(),
+            fd_dense.report.objective.unwrap()
+        ) < 1e-7
+    );
     assert!(
         rel(
             fs.report.objective.unwrap(),
