@@ -122,6 +122,14 @@ pub struct LpSolveArgs {
 pub enum Algo {
     /// The DSX robust LP (4), structured interior-point solver.
     Lp,
+    /// DSX §3: cube-projected Perceptron on the worst-case-deletion hinge, online-to-batch.
+    O2b,
+    /// Linear SVM (L2, unregularised bias), the DSX baseline.
+    Svm,
+    /// FDROP / TGRS (Globerson & Roweis 2006): SVM under deletion of the K most harmful features.
+    Fdrop,
+    /// Logistic regression (Newton, optional L2, unpenalised intercept).
+    Logreg,
 }
 
 /// Feature scaling fitted on the training data.
@@ -185,9 +193,21 @@ pub struct TrainArgs {
     /// Seed for random choices (chunks).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Solver tolerance.
-    #[arg(long, default_value_t = 1e-8, value_parser = positive_f64)]
-    pub tolerance: f64,
+    /// Solver tolerance (default: the learner's own; 1e-8 for the LP).
+    #[arg(long, value_parser = positive_f64)]
+    pub tolerance: Option<f64>,
+    /// O2B: passes over the training data (more than one is beyond DSX's theory).
+    #[arg(long, default_value_t = 1)]
+    pub epochs: usize,
+    /// FDROP: number of deleted features K (default: the integer part of --budget).
+    #[arg(long)]
+    pub k: Option<usize>,
+    /// Logistic regression: L2 penalty λ (≥ 0).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub l2: f64,
+    /// Logistic regression: fit without an intercept.
+    #[arg(long)]
+    pub no_intercept: bool,
     /// Print a JSON object (objective, iterations, seconds, …).
     #[arg(long)]
     pub json: bool,

@@ -329,3 +329,120 @@ fn bad_inputs_across_commands() {
         "absent.mps",
     );
 }
+
+#[test]
+fn every_learner_trains_from_the_command_line() {
+    for algo in ["o2b", "svm", "fdrop", "logreg"] {
+        let model = tmp(&format!("{algo}.json"));
+        let m = model.to_str().unwrap();
+        let t = ok_json(&[
+            "train", "--algo", algo, "--data", "wdbc", "--scale", "minmax", "--budget", "3",
+            "--out", m, "--json",
+        ]);
+        assert!(
+            t["objective"].as_f64().is_some_and(f64::is_finite),
+            "{algo}: {t}"
+        );
+        assert!(t["training_error"].as_f64().unwrap() < 0.2, "{algo}: {t}");
+        let file: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&model).unwrap()).unwrap();
+        assert_eq!(file["algorithm"], algo);
+        assert_eq!(file["weights"].as_array().unwrap().len(), 30);
+        assert!(file["bias"].is_number());
+        let e = ok_json(&[
+            "eval",
+            "--model",
+            m,
+            "--data",
+            "wdbc",
+            "--attack",
+            "greedy-delete",
+            "--budget",
+            "3",
+            "--json",
+        ]);
+        assert!(e["error"].as_f64().unwrap() >= e["clean_error"].as_f64().unwrap());
+    }
+    let m = tmp("x.json");
+    let m = m.to_str().unwrap();
+    fails_with(
+        &[
+            "train", "--algo", "o2b", "--data", "wdbc", "--epochs", "0", "--out", m,
+        ],
+        "epochs",
+    );
+    fails_with(
+        &[
+            "train", "--algo", "svm", "--data", "wdbc", "--C", "-1", "--out", m,
+        ],
+        "`C`",
+    );
+    fails_with(
+        &[
+            "train", "--algo", "fdrop", "--data", "wdbc", "--C", "inf", "--out", m,
+        ],
+        "`C`",
+    );
+    fails_with(
+        &[
+            "train", "--algo", "logreg", "--data", "wdbc", "--l2", "nan", "--out", m,
+        ],
+        "l2",
+    );
+    fails_with(
+        &[
+            "train", "--algo", "o2b", "--data", "wdbc", "--budget", "40", "--out", m,
+        ],
+        "budget",
+    );
+    let one = tmp("one.csv");
+    std::fs::write(&one, "label,a,b\nx,1,2\nx,3,4\n").unwrap();
+    fails_with(
+        &[
+            "train",
+            "--algo",
+            "svm",
+            "--data",
+            one.to_str().unwrap(),
+            "--positive",
+            "x",
+            "--out",
+            m,
+        ],
+        "both classes",
+    );
+    let nan_values = tmp("nan-values.txt");
+    std::fs::write(&nan_values, vec!["nan"; 30].join("\n")).unwrap();
+    let lp = tmp("lp-for-values.json");
+    assert!(
+        bulwark(&[
+            "train",
+            "--algo",
+            "lp",
+            "--data",
+            "wdbc",
+            "--scale",
+            "minmax",
+            "--out",
+            lp.to_str().unwrap()
+        ])
+        .status
+        .success()
+    );
+    fails_with(
+        &[
+            "eval",
+            "--model",
+            lp.to_str().unwrap(),
+            "--data",
+            "wdbc",
+            "--attack",
+            "greedy-delete",
+            "--budget",
+            "1",
+            "--values",
+            nan_values.to_str().unwrap(),
+        ],
+        "must be finite",
+    );
+}

@@ -7,6 +7,7 @@ use anyhow::Context;
 use bulwark_core::{Classifier, Dataset, Error, Fit, Location};
 use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load, mutual_information_values};
 use bulwark_deletion::{DsxLpParams, LpBackend, Values};
+use bulwark_online::{FdropParams, FeatureValues, LogregParams, O2bParams, SvmParams};
 use serde_json::json;
 
 use crate::args::{Algo, BackendArg, ScaleArg, TrainArgs};
@@ -100,6 +101,7 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
         dir,
     )?;
     let values = values_of(&args.values, &train)?;
+    let tol = args.tolerance;
     let (fitted, hyper) = match args.algo {
         Algo::Lp => {
             let backend = match args.backend {
@@ -114,14 +116,72 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
                 .backend(backend)
                 .chunks(args.chunks)
                 .seed(args.seed)
-                .tolerance(args.tolerance);
-            let fitted = params.fit(&train)?;
+                .tolerance(tol.unwrap_or(1e-8));
             let hyper = json!({
                 "budget": args.budget, "C": args.c, "values": args.values, "feature_values": values,
                 "backend": format!("{:?}", args.backend).to_lowercase(), "chunks": args.chunks,
-                "seed": args.seed, "tolerance": args.tolerance,
+                "seed": args.seed, "tolerance": tol.unwrap_or(1e-8),
             });
+            (params.fit(&train)?, hyper)
+        }
+        Algo::O2b => {
+            if args.epochs == 0 {
+                return Err(Error::param("epochs", 0, "at least 1").into());
+            }
+            let params = O2bParams::new()
+                .c(args.c)
+                .budget(args.budget)
+                .values(FeatureValues::Given(values.clone()))
+                .epochs(args.epochs)
+                .shuffle_seed(Some(args.seed));
+            let hyper = json!({
+                "budget": args.budget, "C": args.c, "values": args.values, "feature_values": values,
+                "epochs": args.epochs, "seed": args.seed,
+            });
+            (params.fit(&train)?, hyper)
+        }
+        Algo::Svm | Algo::Fdrop => {
+            let k = match args.k {
+                Some(k) => k,
+                None if args.budget.is_finite() && args.budget >= 0.0 => {
+                    args.budget.floor() as usize
+                }
+                None => {
+                    return Err(Error::param("budget", args.budget, "a finite number >= 0").into());
+                }
+            };
+            let (fitted, hyper) = if args.algo == Algo::Svm {
+                let mut p = SvmParams::new().c(args.c).seed(args.seed);
+                if let Some(t) = tol {
+                    p = p.tolerance(t);
+                }
+                (
+                    p.fit(&train)?,
+                    json!({"C": args.c, "seed": args.seed, "tolerance": tol}),
+                )
+            } else {
+                let mut p = FdropParams::new().k(k).c(args.c).seed(args.seed);
+                if let Some(t) = tol {
+                    p = p.tolerance(t);
+                }
+                (
+                    p.fit(&train)?,
+                    json!({"C": args.c, "K": k, "seed": args.seed, "tolerance": tol}),
+                )
+            };
             (fitted, hyper)
+        }
+        Algo::Logreg => {
+            let mut p = LogregParams::new()
+                .l2(args.l2)
+                .intercept(!args.no_intercept);
+            if let Some(t) = tol {
+                p = p.tolerance(t);
+            }
+            (
+                p.fit(&train)?,
+                json!({"l2": args.l2, "intercept": !args.no_intercept, "tolerance": tol}),
+            )
         }
     };
     let training_error = fitted.model.error_rate(&train)?;
