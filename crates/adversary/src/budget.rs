@@ -81,18 +81,5 @@ pub fn check_budget(budget: f64) -> Result<f64> {
     }
 }
 
-/// Checks that every value is finite and `≥ 0` (1-based index in the error).
-pub fn check_values(values: &[f64]) -> Result<()> {
-    if let Some((j, v)) = values
-        .iter()
-        .enumerate()
-        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
-    {
-        return Err(Error::param(
-            format!("values[{}]", j + 1),
-            v,
-            "a finite feature value >= 0",
-        ));
-    }
-    Ok(())
-}
+/// Checks that every value is finite and `≥ 0` (1-based index in the error): core's check.
+pub use bulwark_core::check_values;

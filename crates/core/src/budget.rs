@@ -24,6 +24,55 @@ use crate::dataset::Sign;
 use crate::error::{Error, Result};
 use crate::matrix::RowView;
 
+/// Checks that every feature value is finite and `≥ 0`, naming the first bad one (1-based:
+/// `values[j]`). The one check used by [`FeatureValues`], [`FeatureBudget`] and the adversaries.
+pub fn check_values(values: &[f64]) -> Result<()> {
+    match values
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
+    {
+        Some((j, v)) => Err(Error::param(
+            format!("values[{}]", j + 1),
+            v,
+            "a finite feature value >= 0",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// How a learner's feature values `v` are chosen: uniform, or given (e.g. the mutual-information
+/// values of `bulwark_data::mutual_information_values`, or a user's file). Shared by every learner
+/// that uses a [`FeatureBudget`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FeatureValues {
+    /// `v_j = 1` for every feature.
+    Uniform,
+    /// One value per feature, finite and `≥ 0`.
+    Given(Vec<f64>),
+}
+
+impl FeatureValues {
+    /// Checks that given values are finite and `≥ 0` (naming the first bad one, 1-based).
+    pub fn check(&self) -> Result<()> {
+        match self {
+            FeatureValues::Uniform => Ok(()),
+            FeatureValues::Given(v) => check_values(v),
+        }
+    }
+    /// The values for `n` features (checked; a shape error when a given vector has another length).
+    pub fn resolve(&self, n: usize) -> Result<Vec<f64>> {
+        self.check()?;
+        match self {
+            FeatureValues::Uniform => Ok(vec![1.0; n]),
+            FeatureValues::Given(v) if v.len() == n => Ok(v.clone()),
+            FeatureValues::Given(v) => {
+                Err(Error::shape("feature values vs data features", n, v.len()))
+            }
+        }
+    }
+}
+
 /// Feature values `v` and a deletion budget `N` (DSX §2.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FeatureBudget {
@@ -35,17 +84,7 @@ pub struct FeatureBudget {
 impl FeatureBudget {
     /// Validates `v_j ≥ 0` finite and `0 ≤ N < V([n])`.
     pub fn try_new(values: Vec<f64>, budget: f64) -> Result<Self> {
-        if let Some((j, v)) = values
-            .iter()
-            .enumerate()
-            .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
-        {
-            return Err(Error::param(
-                format!("values[{}]", j + 1),
-                v,
-                "a finite feature value >= 0",
-            ));
-        }
+        check_values(&values)?;
         let total: f64 = values.iter().sum();
         if !(budget.is_finite() && budget >= 0.0 && budget < total) {
             return Err(Error::param(

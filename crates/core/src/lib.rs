@@ -8,7 +8,7 @@ pub mod model;
 pub mod rng;
 pub mod traits;
 
-pub use budget::{DeletionScratch, FeatureBudget, WorstCase};
+pub use budget::{DeletionScratch, FeatureBudget, FeatureValues, WorstCase, check_values};
 pub use dataset::{Dataset, Sign, Targets};
 pub use error::{Error, Location, Result};
 pub use matrix::{CsrMatrix, DenseMatrix, Features, RowView};

@@ -1,7 +1,7 @@
 //! Structured vs generic backend on LP (4): dense m × n data with uniform values.
 
 use bulwark_core::{Dataset, DenseMatrix, Sign};
-use bulwark_deletion::{DsxLpParams, LpBackend, Values};
+use bulwark_deletion::{DsxLpParams, FeatureValues, LpBackend};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
 
@@ -28,7 +28,7 @@ fn bench(c: &mut Criterion) {
         let params = DsxLpParams::new()
             .budget(n as f64 / 10.0)
             .c(1.0)
-            .values(Values::Uniform);
+            .values(FeatureValues::Uniform);
         g.bench_with_input(
             BenchmarkId::new("structured", format!("{m}x{n}")),
             &data,

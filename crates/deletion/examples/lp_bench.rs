@@ -14,7 +14,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use bulwark_core::{CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, Sign};
-use bulwark_deletion::{DsxLpParams, Lp4, LpBackend, Values};
+use bulwark_deletion::{DsxLpParams, FeatureValues, Lp4, LpBackend};
 use bulwark_lp::LpProblem;
 use rand::{Rng, SeedableRng};
 
@@ -165,7 +165,7 @@ fn main() {
     let params = DsxLpParams::new()
         .budget(budget)
         .c(1.0)
-        .values(Values::Uniform)
+        .values(FeatureValues::Uniform)
         .backend(LpBackend::Structured);
     let t = Instant::now();
     let fitted = params.fit(&data).expect("structured solve");

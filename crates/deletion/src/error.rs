@@ -31,5 +31,18 @@ pub enum DeletionError {
     },
 }
 
+impl DeletionError {
+    /// The error for a solve that ended with a non-optimal status.
+    pub fn not_solved(s: &bulwark_lp::Solution) -> Self {
+        DeletionError::NotSolved {
+            status: s.status.as_str().to_string(),
+            iterations: s.iterations,
+            primal_residual: s.primal_residual,
+            dual_residual: s.dual_residual,
+            gap: s.gap,
+        }
+    }
+}
+
 /// Crate-local result.
 pub type Result<T, E = DeletionError> = std::result::Result<T, E>;

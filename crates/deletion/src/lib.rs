@@ -7,6 +7,7 @@ pub mod oracle;
 pub mod params;
 
 pub use backend::StructuredBackend;
+pub use bulwark_core::FeatureValues;
 pub use error::{DeletionError, Result};
 pub use layout::Lp4;
-pub use params::{DsxLp, DsxLpParams, LpBackend, SolveDiagnostics, Values};
+pub use params::{DsxLp, DsxLpParams, LpBackend, SolveDiagnostics};

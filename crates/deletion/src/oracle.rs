@@ -84,13 +84,7 @@ pub fn solve_lp3(data: &Dataset, budget: &FeatureBudget, c: f64) -> Result<Oracl
         .map_err(|e| DeletionError::Lp(e.into()))?;
     let sol = bulwark_lp::solve(&problem, &settings)?;
     if sol.status != Status::Optimal {
-        return Err(DeletionError::NotSolved {
-            status: sol.status.as_str().into(),
-            iterations: sol.iterations,
-            primal_residual: sol.primal_residual,
-            dual_residual: sol.dual_residual,
-            gap: sol.gap,
-        });
+        return Err(DeletionError::not_solved(&sol));
     }
     Ok(OracleSolution {
         value: sol.objective,

@@ -3,7 +3,8 @@
 use std::time::Instant;
 
 use bulwark_core::{
-    Dataset, Error, FeatureBudget, FitReport, Fitted, LinearModel, ParamGuard, Sign, rng_from_seed,
+    Dataset, Error, FeatureBudget, FeatureValues, FitReport, Fitted, LinearModel, ParamGuard, Sign,
+    rng_from_seed,
 };
 use bulwark_lp::{BackendChoice, IpmSettings, IpmSolver, Status};
 use rand::seq::SliceRandom;
@@ -12,15 +13,6 @@ use serde::{Deserialize, Serialize};
 use crate::backend::StructuredBackend;
 use crate::error::{DeletionError, Result};
 use crate::layout::Lp4;
-
-/// Feature values `v`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Values {
-    /// `v_j = 1` for every feature.
-    Uniform,
-    /// User-given (or mutual-information, see `bulwark_data::mutual_information_values`).
-    Given(Vec<f64>),
-}
 
 /// Which linear-system backend solves LP (4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,7 +36,7 @@ pub struct DsxLpParams(DsxLp);
 pub struct DsxLp {
     budget: f64,
     c: f64,
-    values: Values,
+    values: FeatureValues,
     backend: LpBackend,
     tolerance: f64,
     max_iter: u32,
@@ -58,7 +50,7 @@ impl Default for DsxLpParams {
         Self(DsxLp {
             budget: 1.0,
             c: 1.0,
-            values: Values::Uniform,
+            values: FeatureValues::Uniform,
             backend: LpBackend::Structured,
             tolerance: 1e-8,
             max_iter: 200,
@@ -85,7 +77,7 @@ impl DsxLpParams {
         self
     }
     /// Feature values.
-    pub fn values(mut self, v: Values) -> Self {
+    pub fn values(mut self, v: FeatureValues) -> Self {
         self.0.values = v;
         self
     }
@@ -143,18 +135,7 @@ impl ParamGuard for DsxLpParams {
         {
             return Err(Error::param("chunks", k, "at least 1"));
         }
-        if let Values::Given(v) = &p.values
-            && let Some((j, x)) = v
-                .iter()
-                .enumerate()
-                .find(|(_, x)| !(x.is_finite() && **x >= 0.0))
-        {
-            return Err(Error::param(
-                format!("values[{}]", j + 1),
-                x,
-                "a finite feature value >= 0",
-            ));
-        }
+        p.values.check()?;
         Ok(p)
     }
     fn check(self) -> std::result::Result<DsxLp, Error> {
@@ -194,20 +175,7 @@ pub struct SolveDiagnostics {
 impl DsxLp {
     /// The budget of this training set (values resolved, validated against the data).
     pub fn feature_budget(&self, n_features: usize) -> Result<FeatureBudget> {
-        let v = match &self.values {
-            Values::Uniform => vec![1.0; n_features],
-            Values::Given(v) => {
-                if v.len() != n_features {
-                    return Err(Error::shape(
-                        "feature values vs data features",
-                        n_features,
-                        v.len(),
-                    )
-                    .into());
-                }
-                v.clone()
-            }
-        };
+        let v = self.values.resolve(n_features)?;
         Ok(FeatureBudget::try_new(v, self.budget)?)
     }
 
@@ -243,13 +211,7 @@ impl DsxLp {
             _ => solver.solve()?,
         };
         if solution.status != Status::Optimal {
-            return Err(DeletionError::NotSolved {
-                status: solution.status.as_str().to_string(),
-                iterations: solution.iterations,
-                primal_residual: solution.primal_residual,
-                dual_residual: solution.dual_residual,
-                gap: solution.gap,
-            });
+            return Err(DeletionError::not_solved(&solution));
         }
         let n = layout.n();
         // Project onto the box: the IPM's iterate may exceed it by the feasibility tolerance.

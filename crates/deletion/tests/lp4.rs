@@ -6,7 +6,7 @@ use bulwark_core::{
     Classifier, CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, Sign,
 };
 use bulwark_deletion::oracle::solve_lp3;
-use bulwark_deletion::{DeletionError, DsxLpParams, Lp4, LpBackend, Values};
+use bulwark_deletion::{DeletionError, DsxLpParams, FeatureValues, Lp4, LpBackend};
 use bulwark_lp::LpProblem;
 use clarabel::algebra::CscMatrix as ClCsc;
 use clarabel::solver::{
@@ -131,7 +131,7 @@ fn fit(
     data: &Dataset,
     budget: f64,
     c: f64,
-    values: &Values,
+    values: &FeatureValues,
     backend: LpBackend,
 ) -> (f64, f64, Vec<f64>, f64) {
     let f = DsxLpParams::new()
@@ -172,7 +172,7 @@ fn backends_and_clarabel_agree_on_random_instances() {
         let frac = [0.0, 0.5, 0.97][case as usize % 3];
         let budget = frac * total;
         let c = [0.5, 1.0, 3.0][case as usize % 3];
-        let values = Values::Given(v.clone());
+        let values = FeatureValues::Given(v.clone());
         let (s, _, _, _) = fit(&data, budget, c, &values, LpBackend::Structured);
         let (g, _, _, _) = fit(&data, budget, c, &values, LpBackend::GenericSparse);
         let fb = FeatureBudget::try_new(v, budget).unwrap();
@@ -195,7 +195,7 @@ fn sparse_reduction_leaves_the_optimum_unchanged() {
     // the same data stored dense (every feature in S_i) and CSR (only non-zeros) give one optimum
     let dense = random_data(30, 6, 0.4, 5, false);
     let sparse = random_data(30, 6, 0.4, 5, true);
-    let v = Values::Given(vec![0.5, 1.0, 1.5, 0.0, 1.0, 2.0]);
+    let v = FeatureValues::Given(vec![0.5, 1.0, 1.5, 0.0, 1.0, 2.0]);
     let (a, ..) = fit(&dense, 2.3, 1.0, &v, LpBackend::Structured);
     let (b, ..) = fit(&sparse, 2.3, 1.0, &v, LpBackend::Structured);
     assert!((a - b).abs() < 1e-6 * (1.0 + a), "{a} vs {b}");
@@ -227,7 +227,7 @@ proptest! {
         let budget = if integral { (frac * total).floor().min(total - 1.0) } else { frac * total };
         let fb = FeatureBudget::try_new(v.clone(), budget).unwrap();
         let lp3 = solve_lp3(&data, &fb, c).unwrap();
-        let (lp4, ..) = fit(&data, budget, c, &Values::Given(v), LpBackend::Structured);
+        let (lp4, ..) = fit(&data, budget, c, &FeatureValues::Given(v), LpBackend::Structured);
         let tol = 1e-6 * (1.0 + lp3.value.abs());
         prop_assert!(lp4 >= lp3.value - tol, "value(4) {} < value(3) {}", lp4, lp3.value);
         if integral {
@@ -279,15 +279,15 @@ fn bad_input_is_a_typed_error() {
     check(DsxLpParams::new().c(0.0), "C");
     check(DsxLpParams::new().c(f64::INFINITY), "C");
     check(
-        DsxLpParams::new().values(Values::Given(vec![1.0, -1.0, 1.0])),
+        DsxLpParams::new().values(FeatureValues::Given(vec![1.0, -1.0, 1.0])),
         "values[2]",
     );
     check(
-        DsxLpParams::new().values(Values::Given(vec![1.0, f64::NAN, 1.0])),
+        DsxLpParams::new().values(FeatureValues::Given(vec![1.0, f64::NAN, 1.0])),
         "values[2]",
     );
     check(
-        DsxLpParams::new().values(Values::Given(vec![1.0, 1.0])),
+        DsxLpParams::new().values(FeatureValues::Given(vec![1.0, 1.0])),
         "feature values",
     );
     let one_class = Dataset::binary(

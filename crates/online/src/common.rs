@@ -1,44 +1,6 @@
 //! Input checks and small numeric helpers shared by every learner of the crate.
 
 use bulwark_core::{Dataset, Error, Location, Result, Sign};
-use serde::{Deserialize, Serialize};
-
-/// Feature values `v` of the DSX feature budget (the same two choices as the LP learner).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum FeatureValues {
-    /// `v_j = 1` for every feature.
-    Uniform,
-    /// User-given values, e.g. mutual-information values; one per feature, finite and `≥ 0`.
-    Given(Vec<f64>),
-}
-
-impl FeatureValues {
-    /// The values resolved for `n` features (a shape error when a given vector has another length).
-    pub fn resolve(&self, n: usize) -> Result<Vec<f64>> {
-        match self {
-            FeatureValues::Uniform => Ok(vec![1.0; n]),
-            FeatureValues::Given(v) if v.len() == n => Ok(v.clone()),
-            FeatureValues::Given(v) => {
-                Err(Error::shape("feature values vs data features", n, v.len()))
-            }
-        }
-    }
-    pub(crate) fn check(&self) -> Result<()> {
-        if let FeatureValues::Given(v) = self
-            && let Some((j, x)) = v
-                .iter()
-                .enumerate()
-                .find(|(_, x)| !(x.is_finite() && **x >= 0.0))
-        {
-            return Err(Error::param(
-                format!("values[{}]", j + 1),
-                x,
-                "a finite feature value >= 0",
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// The checks every binary learner makes before training: non-empty, binary, both classes
 /// present, every value finite, at least one feature, no example weights (unsupported here).

@@ -7,7 +7,8 @@ pub mod logreg;
 pub mod o2b;
 pub mod svm;
 
-pub use common::FeatureValues;
+/// Feature values (uniform or given), shared with every learner: re-exported from `bulwark-core`.
+pub use bulwark_core::FeatureValues;
 pub use logreg::{LogregParams, logreg_objective};
 pub use o2b::{O2bOnline, O2bParams, theorem4_bound, theorem4_step};
 pub use svm::{FdropParams, SvmParams, fdrop_objective};

@@ -40,8 +40,9 @@ use bulwark_core::{
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
-use crate::common::{FeatureValues, binary_training_labels, check_at_least_one, check_c};
+use crate::common::{binary_training_labels, check_at_least_one, check_c};
 use crate::knapsack::FastBudget;
+use bulwark_core::FeatureValues;
 
 /// `[t]_{±C}` as two selects (vectorises; inputs are finite).
 #[inline(always)]

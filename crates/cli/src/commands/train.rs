@@ -4,10 +4,10 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use bulwark_core::{Classifier, Dataset, Error, Fit, Location};
+use bulwark_core::{Classifier, Dataset, Error, FeatureValues, Fit, Location};
 use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load, mutual_information_values};
-use bulwark_deletion::{DsxLpParams, LpBackend, Values};
-use bulwark_online::{FdropParams, FeatureValues, LogregParams, O2bParams, SvmParams};
+use bulwark_deletion::{DsxLpParams, LpBackend};
+use bulwark_online::{FdropParams, LogregParams, O2bParams, SvmParams};
 use serde_json::json;
 
 use crate::args::{Algo, BackendArg, ScaleArg, TrainArgs};
@@ -112,7 +112,7 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
             let params = DsxLpParams::new()
                 .budget(args.budget)
                 .c(args.c)
-                .values(Values::Given(values.clone()))
+                .values(FeatureValues::Given(values.clone()))
                 .backend(backend)
                 .chunks(args.chunks)
                 .seed(args.seed)
