@@ -47,7 +47,7 @@ pub enum Command {
     )]
     Attack(AttackArgs),
     /// A short end-to-end demonstration on the embedded wdbc data (no data directory needed).
-    #[command(after_help = "Example:\n  bulwark demo --budget 3 --seed 1")]
+    #[command(after_help = "Example:\n  bulwark demo --budget 5 --C 1 --seed 1")]
     Demo(DemoArgs),
 }
 
@@ -74,9 +74,12 @@ pub struct DataInfoArgs {
 /// `bulwark demo`
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Deletion budget N (features the adversary may delete per example, unit values).
-    #[arg(long, default_value_t = 3.0)]
+    /// Deletion budget N the robust learners train for (total MI value of deleted features).
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
     pub budget: f64,
+    /// Box radius C of LP/O2B, and the SVM's C.
+    #[arg(long = "C", default_value_t = 1.0, allow_negative_numbers = true)]
+    pub c: f64,
     /// Seed of the train/test split.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

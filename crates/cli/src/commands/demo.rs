@@ -1,24 +1,30 @@
-//! `bulwark demo`: an end-to-end run on the embedded wdbc data that needs no data directory.
-//! Loads and splits the data, scales it on the training part, computes the DSX mutual-information
-//! feature values, fits a nearest-centroid linear model and reports its clean test error and a
-//! certified upper bound on its error under worst-case deletion of features worth `N`.
+//! `bulwark demo`: the main job on embedded data (no data directory needed).
+//!
+//! On the UCI breast-cancer data (wdbc, embedded): a stratified train/test split, min-max scaling
+//! and DSX mutual-information feature values fitted on the training part; the DSX robust LP (4),
+//! the cube-projected Perceptron (O2B) and the linear SVM baseline trained on it; each attacked
+//! at test time by the DSX §4 greedy deletion adversary at several budgets, and the LP's
+//! certified robust error (exact worst case) at the training budget.
 
 use std::io::Write;
 
-use bulwark_core::{Classifier, DeletionScratch, FeatureBudget, LinearModel, Sign};
+use bulwark_adversary::{Attack, AttackBudget, AttackKind, CertifyOptions, certify_with, evaluate};
+use bulwark_core::{FeatureValues, Fit, LinearModel};
 use bulwark_data::{
     BinaryTask, Scaler, ScalingKind, binary_task, load, mutual_information_values, train_test,
 };
+use bulwark_deletion::DsxLpParams;
+use bulwark_online::{O2bParams, SvmParams};
 use serde::Serialize;
 
 use crate::args::DemoArgs;
 
 #[derive(Debug, Serialize)]
-struct Row {
-    values: &'static str,
-    budget: f64,
-    mean_worst_case_loss: f64,
-    certified_robust_error_upper_bound: f64,
+struct Learner {
+    algorithm: &'static str,
+    train_seconds: f64,
+    /// Test error under greedy deletion, one entry per budget (the first budget is 0: clean).
+    error: Vec<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -26,33 +32,10 @@ struct Demo {
     data: String,
     train: usize,
     test: usize,
-    clean_test_error: f64,
-    robustness: Vec<Row>,
-}
-
-/// Nearest-centroid classifier: `w = μ₊ − μ₋`, `b = −w·(μ₊ + μ₋)/2`.
-fn nearest_centroid(train: &bulwark_core::Dataset) -> anyhow::Result<LinearModel> {
-    let y = train.require_two_classes()?;
-    let n = train.n_features();
-    let (mut mp, mut mn) = (vec![0.0; n], vec![0.0; n]);
-    let (mut np, mut nn) = (0.0, 0.0);
-    for (i, &yi) in y.iter().enumerate() {
-        if yi == Sign::Pos {
-            train.row(i).axpy_into(1.0, &mut mp);
-            np += 1.0;
-        } else {
-            train.row(i).axpy_into(1.0, &mut mn);
-            nn += 1.0;
-        }
-    }
-    let w: Vec<f64> = mp.iter().zip(&mn).map(|(p, q)| p / np - q / nn).collect();
-    let mid: f64 = mp
-        .iter()
-        .zip(&mn)
-        .zip(&w)
-        .map(|((p, q), wj)| wj * 0.5 * (p / np + q / nn))
-        .sum();
-    Ok(LinearModel::try_new(w, -mid)?)
+    budget: f64,
+    attack_budgets: Vec<f64>,
+    learners: Vec<Learner>,
+    lp_certified_robust_error: f64,
 }
 
 pub(crate) fn run(args: &DemoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -62,46 +45,63 @@ pub(crate) fn run(args: &DemoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let (train, test) = (data.select(&split.train), data.select(&split.test));
     let scaler = Scaler::fit(&train, ScalingKind::MinMax)?;
     let (train, test) = (scaler.transform(&train)?, scaler.transform(&test)?);
-    let model = nearest_centroid(&train)?;
-    let clean = model.error_rate(&test)?;
-    let n = train.n_features();
-    let y = test.binary_labels()?;
-    let mut rows = Vec::new();
-    for (label, values) in [
-        ("uniform", vec![1.0; n]),
-        ("mutual-information", mutual_information_values(&train)?),
+    let values = mutual_information_values(&train)?;
+    let n = args.budget;
+    let budgets: Vec<f64> = [0.0, 0.5 * n, n, 1.5 * n]
+        .into_iter()
+        .filter(|b| *b < train.n_features() as f64)
+        .collect();
+    let attack = Attack::new(AttackKind::GreedyDelete).with_values(values.clone())?;
+    let given = FeatureValues::Given(values.clone());
+
+    let lp = DsxLpParams::new()
+        .budget(n)
+        .c(args.c)
+        .values(given.clone())
+        .fit(&train)?;
+    let o2b = O2bParams::new()
+        .budget(n)
+        .c(args.c)
+        .values(given)
+        .epochs(5)
+        .shuffle_seed(Some(args.seed))
+        .fit(&train)?;
+    let svm = SvmParams::new().c(args.c).fit(&train)?;
+    let mut learners = Vec::new();
+    for (name, model, secs) in [
+        ("lp", &lp.model, lp.report.seconds),
+        ("o2b", &o2b.model, o2b.report.seconds),
+        ("svm", &svm.model, svm.report.seconds),
     ] {
-        let budget = FeatureBudget::try_new(values, args.budget)?;
-        let mut scratch = DeletionScratch::with_capacity(n);
-        let losses: Vec<f64> = (0..test.len())
-            .map(|i| {
-                budget
-                    .worst_case_deletion(
-                        &model.weights,
-                        model.bias,
-                        test.row(i),
-                        y[i],
-                        &mut scratch,
-                    )
-                    .loss
+        let error = budgets
+            .iter()
+            .map(|&b| {
+                evaluate(model as &LinearModel, &test, &attack, b, args.seed).map(|r| r.error)
             })
-            .collect();
-        // DSX §A3: if an admissible deletion causes a mistake, the relaxed loss is ≥ 1, so
-        // examples with loss < 1 are certified robust.
-        let uncertified = losses.iter().filter(|&&l| l >= 1.0).count();
-        rows.push(Row {
-            values: label,
-            budget: args.budget,
-            mean_worst_case_loss: losses.iter().sum::<f64>() / losses.len() as f64,
-            certified_robust_error_upper_bound: uncertified as f64 / losses.len() as f64,
+            .collect::<Result<Vec<_>, _>>()?;
+        learners.push(Learner {
+            algorithm: name,
+            train_seconds: secs,
+            error,
         });
     }
+    let cert = certify_with(
+        &lp.model,
+        &test,
+        &AttackBudget::try_new(values, n)?,
+        &CertifyOptions {
+            per_example: false,
+            ..CertifyOptions::default()
+        },
+    )?;
     let demo = Demo {
         data: "wdbc (embedded), malignant = +1".into(),
         train: train.len(),
         test: test.len(),
-        clean_test_error: clean,
-        robustness: rows,
+        budget: n,
+        attack_budgets: budgets,
+        learners,
+        lp_certified_robust_error: cert.exact.unwrap_or(cert.upper),
     };
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &demo)?;
@@ -111,28 +111,36 @@ pub(crate) fn run(args: &DemoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     writeln!(out, "Bulwark demo — {}", demo.data)?;
     writeln!(
         out,
-        "split: {} train / {} test (stratified, seed {}); features scaled to [-1, 1] on the training part",
+        "{} train / {} test (stratified, seed {}); scaling and mutual-information feature values fitted on the training part",
         demo.train, demo.test, args.seed
     )?;
-    writeln!(out, "model: nearest-centroid linear classifier")?;
-    writeln!(out, "clean test error: {:.4}", demo.clean_test_error)?;
+    writeln!(
+        out,
+        "LP (DSX LP (4)) and O2B trained for a deletion budget N = {n}, box C = {}; SVM with C = {}",
+        args.c, args.c
+    )?;
     writeln!(out)?;
     writeln!(
         out,
-        "worst-case deletion of features worth N = {} (DSX relaxation (7), closed form):",
-        args.budget
+        "test error under the DSX §4 greedy deletion adversary (feature values = MI):"
     )?;
+    write!(out, "  {:<6} {:>8}", "", "train s")?;
+    for b in &demo.attack_budgets {
+        write!(out, " {:>9}", format!("N = {b}"))?;
+    }
+    writeln!(out)?;
+    for l in &demo.learners {
+        write!(out, "  {:<6} {:>8.3}", l.algorithm, l.train_seconds)?;
+        for e in &l.error {
+            write!(out, " {e:>9.4}")?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(out)?;
     writeln!(
         out,
-        "  {:<20} {:>22} {:>34}",
-        "feature values", "mean worst-case loss", "certified robust error <="
+        "LP certified robust error at N = {n} (exact worst case over all deletions): {:.4}",
+        demo.lp_certified_robust_error
     )?;
-    for r in &demo.robustness {
-        writeln!(
-            out,
-            "  {:<20} {:>22.4} {:>34.4}",
-            r.values, r.mean_worst_case_loss, r.certified_robust_error_upper_bound
-        )?;
-    }
     Ok(())
 }
