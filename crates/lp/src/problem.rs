@@ -148,27 +148,14 @@ impl CscMatrix {
         Ok(())
     }
 
-    /// `y += A x`.
+    /// `y += A x` (see [`CscRef::mul_add`]).
     pub fn mul_add(&self, x: &[f64], y: &mut [f64]) {
-        for j in 0..self.ncols {
-            let xj = x[j];
-            if xj != 0.0 {
-                for p in self.col_ptr[j]..self.col_ptr[j + 1] {
-                    y[self.row_idx[p]] += self.values[p] * xj;
-                }
-            }
-        }
+        self.as_ref().mul_add(x, y);
     }
 
-    /// `y += Aᵀ x`.
+    /// `y += Aᵀ x` (see [`CscRef::mul_t_add`]).
     pub fn mul_t_add(&self, x: &[f64], y: &mut [f64]) {
-        for j in 0..self.ncols {
-            let mut s = 0.0;
-            for p in self.col_ptr[j]..self.col_ptr[j + 1] {
-                s += self.values[p] * x[self.row_idx[p]];
-            }
-            y[j] += s;
-        }
+        self.as_ref().mul_t_add(x, y);
     }
 
     /// A borrowed view.
