@@ -8,12 +8,14 @@
 //! Cases: `dense-1000x100` (uniform values, N = 10, C = 1) and `mnist-like-10000x784`
 //! (19 % non-zeros, values in [0, 1] like scaled pixels, N = 50, C = 1).
 
-#![allow(clippy::print_stdout)] // a benchmark runner reports on stdout
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a benchmark runner reports on stdout (log: stderr)
 
 use std::io::Write;
 use std::time::Instant;
 
-use bulwark_core::{CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, Sign};
+use bulwark_core::{
+    CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, ParamGuard, Sign,
+};
 use bulwark_deletion::{DsxLpParams, FeatureValues, Lp4, LpBackend};
 use bulwark_lp::LpProblem;
 use rand::{Rng, SeedableRng};
@@ -154,6 +156,7 @@ fn main() {
     let (m, n, density, nonneg, budget) = match case {
         "dense-1000x100" => (1000, 100, 1.0, false, 10.0),
         "mnist-like-10000x784" => (10000, 784, 0.19, true, 50.0),
+        "mnist-like-2000x784" => (2000, 784, 0.19, true, 50.0),
         other => panic!("unknown case {other}"),
     };
     let data = instance(m, n, density, nonneg, 2026);
@@ -168,13 +171,54 @@ fn main() {
         .values(FeatureValues::Uniform)
         .backend(LpBackend::Structured);
     let t = Instant::now();
-    let fitted = params.fit(&data).expect("structured solve");
+    let fitted = if std::env::var_os("LP_BENCH_LOG").is_some() {
+        // iteration log on stderr
+        let mut log = |it: &bulwark_lp::IterationInfo| {
+            eprintln!(
+                "{:3} pobj {:+.10e} dobj {:+.10e} pres {:.2e} dres {:.2e} gap {:.2e} mu {:.2e} sigma {:.2e} step {:.3} t {:.2}s",
+                it.iter,
+                it.pobj,
+                it.dobj,
+                it.pres,
+                it.dres,
+                it.gap,
+                it.mu,
+                it.sigma,
+                it.step,
+                it.seconds
+            );
+            std::ops::ControlFlow::Continue(())
+        };
+        let p = params.clone().check().expect("valid parameters");
+        let (model, d) = p
+            .fit_with_progress(&data, Some(&mut log))
+            .expect("structured solve");
+        let mut report = bulwark_core::FitReport {
+            objective: Some(d.objective),
+            iterations: Some(d.iterations as usize),
+            ..Default::default()
+        };
+        report
+            .details
+            .insert("closed_form_objective".into(), d.closed_form_objective);
+        report.details.insert("lp_vars".into(), d.lp_vars as f64);
+        report.details.insert("lp_rows".into(), d.lp_rows as f64);
+        report
+            .details
+            .insert("factor_seconds".into(), d.factor_seconds);
+        report
+            .details
+            .insert("solve_seconds".into(), d.solve_seconds);
+        bulwark_core::Fitted { model, report }
+    } else {
+        params.fit(&data).expect("structured solve")
+    };
     let seconds = t.elapsed().as_secs_f64();
     let rss = peak_rss_mib();
     let iters = fitted.report.iterations.unwrap_or(0);
     let xtdx = xtdx_seconds(m, n, 3);
     let json = format!(
-        "{{\"case\":\"{case}\",\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{}}}",
+        "{{\"case\":\"{case}\",\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4}}}",
         data.features().nnz(),
         fitted.report.objective.unwrap_or(f64::NAN),
         fitted.report.details["closed_form_objective"],
@@ -182,6 +226,18 @@ fn main() {
         seconds / iters.max(1) as f64 / xtdx,
         fitted.report.details["lp_vars"],
         fitted.report.details["lp_rows"],
+        fitted
+            .report
+            .details
+            .get("factor_seconds")
+            .copied()
+            .unwrap_or(f64::NAN),
+        fitted
+            .report
+            .details
+            .get("solve_seconds")
+            .copied()
+            .unwrap_or(f64::NAN),
     );
     std::fs::write(&out, &json).unwrap();
     println!("{json}");

@@ -2,6 +2,7 @@
 
 pub mod backend;
 pub mod error;
+pub mod ipm;
 pub mod layout;
 pub mod oracle;
 pub mod params;
@@ -9,5 +10,6 @@ pub mod params;
 pub use backend::StructuredBackend;
 pub use bulwark_core::FeatureValues;
 pub use error::{DeletionError, Result};
+pub use ipm::{IpmOutcome, Progress};
 pub use layout::Lp4;
 pub use params::{DsxLp, DsxLpParams, LpBackend, SolveDiagnostics};

@@ -12,15 +12,33 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::StructuredBackend;
 use crate::error::{DeletionError, Result};
+use crate::ipm::{DsxIpm, IpmOptions, Progress};
 use crate::layout::Lp4;
+
+/// What one LP solve returned, whichever solver ran.
+struct OneSolve {
+    factor_seconds: f64,
+    solve_seconds: f64,
+    wb: Vec<f64>,
+    objective: f64,
+    iterations: u32,
+    gap: f64,
+    primal_residual: f64,
+    dual_residual: f64,
+    backend: String,
+}
 
 /// Which linear-system backend solves LP (4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LpBackend {
-    /// The block-arrow normal equations of `bulwark-linalg` (DSX §2.3): `O(Σ|S_i|²)` per
-    /// iteration, `O(nnz)` memory. The default.
+    /// The custom primal–dual interior-point method of DSX §3 ([`crate::ipm`]) on the
+    /// block-arrow normal equations of `bulwark-linalg`: `O(Σ|S_i|²)` per iteration, `O(nnz)`
+    /// memory. The default.
     Structured,
+    /// `bulwark-lp`'s generic homogeneous self-dual engine with the structured KKT backend
+    /// [`StructuredBackend`] (same linear algebra, generic iteration; for cross-checks).
+    EngineStructured,
     /// `bulwark-lp`'s generic sparse LDLᵀ (for cross-checks).
     GenericSparse,
     /// `bulwark-lp`'s dense backend (tiny problems only).
@@ -164,6 +182,10 @@ pub struct SolveDiagnostics {
     pub seconds: f64,
     /// Backend name.
     pub backend: String,
+    /// Seconds in factorisations of the normal equations (custom IPM only, else 0).
+    pub factor_seconds: f64,
+    /// Seconds in linear solves including refinement (custom IPM only, else 0).
+    pub solve_seconds: f64,
     /// Number of LPs solved (1, or the chunk count).
     pub lps: usize,
     /// LP variables and rows of the (last) LP.
@@ -189,8 +211,8 @@ impl DsxLp {
             .max_iter(self.max_iter)
             .time_limit(self.time_limit)
             .backend(backend)
-            .equilibrate(self.backend != LpBackend::Structured)
-            .presolve(self.backend != LpBackend::Structured)
+            .equilibrate(self.backend != LpBackend::EngineStructured)
+            .presolve(self.backend != LpBackend::EngineStructured)
             .build()
             .map_err(|e| DeletionError::Lp(e.into()))
     }
@@ -200,31 +222,88 @@ impl DsxLp {
         &self,
         data: &Dataset,
         budget: &FeatureBudget,
-    ) -> Result<(LinearModel, bulwark_lp::Solution, Lp4)> {
+        progress: Option<Progress<'_>>,
+    ) -> Result<(LinearModel, OneSolve, Lp4)> {
         let layout = Lp4::new(data, budget, self.c)?;
-        let problem = layout.build()?;
-        let solver = IpmSolver::new(&problem, self.settings()?)?;
-        let solution = match self.backend {
-            LpBackend::Structured => solver
-                .with_backend(StructuredBackend::new(layout.clone(), None))
-                .solve()?,
-            _ => solver.solve()?,
-        };
-        if solution.status != Status::Optimal {
-            return Err(DeletionError::not_solved(&solution));
-        }
         let n = layout.n();
-        // Project onto the box: the IPM's iterate may exceed it by the feasibility tolerance.
-        let w: Vec<f64> = solution.x[..n]
+        let one = if self.backend == LpBackend::Structured {
+            let out = DsxIpm::new(&layout)?.solve(
+                IpmOptions {
+                    tolerance: self.tolerance,
+                    max_iter: self.max_iter,
+                    time_limit: self.time_limit,
+                },
+                progress,
+            )?;
+            if out.status != Status::Optimal {
+                return Err(DeletionError::NotSolved {
+                    status: out.status.as_str().to_string(),
+                    iterations: out.iterations,
+                    primal_residual: out.primal_residual,
+                    dual_residual: out.dual_residual,
+                    gap: out.gap,
+                });
+            }
+            OneSolve {
+                factor_seconds: out.factor_seconds,
+                solve_seconds: out.solve_seconds,
+                wb: out.wb,
+                objective: out.objective,
+                iterations: out.iterations,
+                gap: out.gap,
+                primal_residual: out.primal_residual,
+                dual_residual: out.dual_residual,
+                backend: "dsx-ipm (block-arrow normal equations)".into(),
+            }
+        } else {
+            let problem = layout.build()?;
+            let mut solver = IpmSolver::new(&problem, self.settings()?)?;
+            if let Some(cb) = progress {
+                solver = solver.with_callback(cb);
+            }
+            let solution = match self.backend {
+                LpBackend::EngineStructured => solver
+                    .with_backend(StructuredBackend::new(layout.clone(), None))
+                    .solve()?,
+                _ => solver.solve()?,
+            };
+            if solution.status != Status::Optimal {
+                return Err(DeletionError::not_solved(&solution));
+            }
+            OneSolve {
+                factor_seconds: 0.0,
+                solve_seconds: 0.0,
+                wb: solution.x[..=n].to_vec(),
+                objective: solution.objective,
+                iterations: solution.iterations,
+                gap: solution.gap,
+                primal_residual: solution.primal_residual,
+                dual_residual: solution.dual_residual,
+                backend: solution.kkt.name.to_string(),
+            }
+        };
+        // Project onto the box: the iterate may exceed it by the feasibility tolerance.
+        let w: Vec<f64> = one.wb[..n]
             .iter()
             .map(|w| w.clamp(-self.c, self.c))
             .collect();
-        let model = LinearModel::try_new(w, solution.x[n])?;
-        Ok((model, solution, layout))
+        let model = LinearModel::try_new(w, one.wb[n])?;
+        Ok((model, one, layout))
     }
 
     /// Trains and returns the model with full diagnostics.
     pub fn fit_with_diagnostics(&self, data: &Dataset) -> Result<(LinearModel, SolveDiagnostics)> {
+        self.fit_with_progress(data, None)
+    }
+
+    /// As [`DsxLp::fit_with_diagnostics`], calling `progress` once per IPM iteration (of every
+    /// LP when bagging); `ControlFlow::Break` stops the solve (a `NotSolved` error with status
+    /// `time_limit`).
+    pub fn fit_with_progress(
+        &self,
+        data: &Dataset,
+        mut progress: Option<Progress<'_>>,
+    ) -> Result<(LinearModel, SolveDiagnostics)> {
         let start = Instant::now();
         data.require_two_classes()?;
         let budget = self.feature_budget(data.n_features())?;
@@ -244,12 +323,15 @@ impl DsxLp {
             dual_residual: 0.0,
             seconds: 0.0,
             backend: String::new(),
+            factor_seconds: 0.0,
+            solve_seconds: 0.0,
             lps: parts.len(),
             lp_vars: 0,
             lp_rows: 0,
         };
         for part in &parts {
-            let (model, sol, layout) = self.solve_one(part, &budget)?;
+            let (model, sol, layout) =
+                self.solve_one(part, &budget, progress.as_mut().map(|p| &mut **p as _))?;
             model
                 .weights
                 .iter()
@@ -261,7 +343,9 @@ impl DsxLp {
             diag.gap = diag.gap.max(sol.gap);
             diag.primal_residual = diag.primal_residual.max(sol.primal_residual);
             diag.dual_residual = diag.dual_residual.max(sol.dual_residual);
-            diag.backend = sol.kkt.name.to_string();
+            diag.backend = sol.backend;
+            diag.factor_seconds += sol.factor_seconds;
+            diag.solve_seconds += sol.solve_seconds;
             diag.lp_vars = layout.num_vars();
             diag.lp_rows = layout.num_rows();
         }
@@ -328,6 +412,8 @@ impl bulwark_core::Fit for DsxLpParams {
             ("lps", d.lps as f64),
             ("lp_vars", d.lp_vars as f64),
             ("lp_rows", d.lp_rows as f64),
+            ("factor_seconds", d.factor_seconds),
+            ("solve_seconds", d.solve_seconds),
         ] {
             report.details.insert(k.into(), v);
         }

@@ -3,7 +3,7 @@
 //! against the enumerated LP (3); bad input.
 
 use bulwark_core::{
-    Classifier, CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, Sign,
+    Classifier, CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, ParamGuard, Sign,
 };
 use bulwark_deletion::oracle::solve_lp3;
 use bulwark_deletion::{DeletionError, DsxLpParams, FeatureValues, Lp4, LpBackend};
@@ -174,6 +174,7 @@ fn backends_and_clarabel_agree_on_random_instances() {
         let c = [0.5, 1.0, 3.0][case as usize % 3];
         let values = FeatureValues::Given(v.clone());
         let (s, _, _, _) = fit(&data, budget, c, &values, LpBackend::Structured);
+        let (e, _, _, _) = fit(&data, budget, c, &values, LpBackend::EngineStructured);
         let (g, _, _, _) = fit(&data, budget, c, &values, LpBackend::GenericSparse);
         let fb = FeatureBudget::try_new(v, budget).unwrap();
         let problem = Lp4::new(&data, &fb, c).unwrap().build().unwrap();
@@ -186,6 +187,56 @@ fn backends_and_clarabel_agree_on_random_instances() {
         assert!(
             (g - cl).abs() <= tol,
             "case {case}: generic {g} vs clarabel {cl}"
+        );
+        assert!(
+            (e - cl).abs() <= tol,
+            "case {case}: HSD engine + structured backend {e} vs clarabel {cl}"
+        );
+    }
+}
+
+#[test]
+fn dsx_ipm_matches_the_generic_engine_on_larger_instances() {
+    // the custom IPM (default) against bulwark-lp's HSD engine on the same structured linear
+    // algebra, on instances large enough for the path to matter; a few dozen iterations at most
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+    for (case, (m, n, density, sparse)) in [
+        (400, 40, 1.0, false),
+        (500, 60, 0.2, true),
+        (300, 25, 0.6, true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let data = random_data(m, n, density, 100 + case as u64, sparse);
+        let v: Vec<f64> = (0..n).map(|_| rng.random_range(0.2..2.0)).collect();
+        let budget = 0.1 * v.iter().sum::<f64>();
+        let values = FeatureValues::Given(v);
+        let p = DsxLpParams::new()
+            .budget(budget)
+            .c(2.0)
+            .values(values.clone())
+            .check()
+            .unwrap();
+        let (model, d) = p.fit_with_diagnostics(&data).unwrap();
+        let (e, ..) = fit(&data, budget, 2.0, &values, LpBackend::EngineStructured);
+        eprintln!("case {case}: {} iterations", d.iterations);
+        assert!(
+            (d.objective - e).abs() <= 1e-6 * (1.0 + e.abs()),
+            "case {case}: dsx ipm {} vs engine {e}",
+            d.objective
+        );
+        assert!(
+            (d.objective - d.closed_form_objective).abs() <= 1e-6 * (1.0 + e.abs()),
+            "case {case}: LP {} vs closed form {}",
+            d.objective,
+            d.closed_form_objective
+        );
+        assert!(model.max_abs_weight() <= 2.0 * (1.0 + 1e-12));
+        assert!(
+            d.iterations <= 40,
+            "case {case}: {} iterations (a Mehrotra method needs a few dozen)",
+            d.iterations
         );
     }
 }

@@ -1,0 +1,1002 @@
+//! The custom primal–dual interior-point method of DSX §3 for LP (4): Mehrotra's
+//! predictor–corrector on the natural inequality form, with every Newton step solved through
+//! the block-arrow normal equations of [`bulwark_linalg::DsxSystem`].
+//!
+//! # Formulation
+//!
+//! With `u = (w, b, (α_i, λ_i, ξ_i)_i)` in the order of [`Lp4`], `G` the rows `a_i`, `b_ij` of
+//! LP (4) and `h` their right-hand sides, the solver works on
+//!
+//! ```text
+//!   min cᵀu   s.t.  G u − s = h,  s ≥ 0,   u_t ≥ 0 (t: α, λ, ξ),   −C ≤ w ≤ C,   b free
+//! ```
+//!
+//! with `c = 1` on every `ξ_i` (LP (4)'s objective times `m`, so the duals are `O(1)`). Duals:
+//! `y ≥ 0` on the rows, `z ≥ 0` on `u_t ≥ 0`, `z_l, z_u ≥ 0` on the box. Residuals
+//! `r_p = G u − s − h`, `r_d = c − Gᵀy − Z` (`Z = z` on the tail, `z_l − z_u` on `w`, 0 on `b`).
+//!
+//! # Newton step (DSX eqs. (13)–(15))
+//!
+//! With complementarity right-hand sides `r_s = σμ − s∘y − corr` (and `r_t`, `r_l`, `r_u` for
+//! the bounds), eliminating `Δs`, `Δy` and the bound duals leaves the normal equations
+//!
+//! ```text
+//!   (Gᵀ Θ G + D) Δu = Gᵀ q + e − r_d,     Θ = y/s,   q = (r_s − y∘r_p)/s,
+//!   D = z/u_t (tail), z_l/p_l + z_u/p_u (w), 0 (b);   e = r_t/u_t, r_l/p_l − r_u/p_u, 0,
+//! ```
+//!
+//! (`p_l = w + C`, `p_u = C − w`), then `Δs = GΔu + r_p`, `Δy = (r_s − y∘Δs)/s`,
+//! `Δz = (r_t − z∘Δu_t)/u_t`, `Δz_l = (r_l − z_l∘Δw)/p_l`, `Δz_u = (r_u + z_u∘Δw)/p_u`.
+//! `Gᵀ Θ G + D` is the block-arrow matrix `H` of `dsx-normal-equations.md`, factored once per
+//! iteration in `O(Σ|S_i|²)` (DSX eqs. (16)–(21)) and used for the predictor and the corrector;
+//! each solve is refined by preconditioned CG against the exact operator
+//! ([`DsxSystem::solve_refined`]) when the direct solve is not accurate enough.
+//!
+//! Predictor `σ = 0`; corrector `σ = (μ_aff/μ)³` with Mehrotra's second-order term, then up to
+//! two of Gondzio's multiple centrality correctors (kept only when they lengthen the step);
+//! separate primal and dual step lengths `min(1, η α_max)`, `η = 0.99`. Starting point: Mehrotra's
+//! heuristic (least-squares primal and dual with `Θ = D = I`, then the two shifts).
+//!
+//! Termination (`tol`): `‖r_p‖∞ / (1 + ‖h‖∞)`, `‖r_d‖∞ / (1 + ‖c‖∞)` and
+//! `|cᵀu − d| / (1 + |cᵀu|)` below `tol`, with the dual objective
+//! `d = hᵀy − C Σ_j (z_lj + z_uj)`. LP (4) is always feasible and bounded (`ξ` large, objective
+//! `≥ 0`), so there is no infeasibility detection: a run ends optimal, at the iteration or time
+//! limit, or with a numerical error.
+//!
+//! All vectors are allocated once; the iteration loop allocates nothing.
+
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, RowsRef};
+use bulwark_lp::{IterationInfo, Status};
+
+use crate::error::Result;
+use crate::layout::Lp4;
+
+/// Step-length factor `η` (fraction of the distance to the boundary).
+const ETA: f64 = 0.99;
+/// Gondzio correctors: trial step increase `δ`, target box `[β_min, β_max]·σμ`, and the least
+/// gain in `α_P + α_D` for a corrector to be kept.
+const GONDZIO_DELTA: f64 = 0.2;
+const GONDZIO_BETA_MIN: f64 = 0.1;
+const GONDZIO_BETA_MAX: f64 = 10.0;
+const GONDZIO_GAIN: f64 = 0.02;
+/// Most Gondzio correctors per iteration (measured on 2000 × 784 at 19 %: 0 → 68 iterations,
+/// 1 → 62, 2 → 54, 4 → 54, 6 → 52; dense 1000 × 100: 30, 28, 24, 25, 25).
+const MAX_CORRECTORS: usize = 2;
+
+/// Options of one solve.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IpmOptions {
+    pub tolerance: f64,
+    pub max_iter: u32,
+    pub time_limit: f64,
+}
+
+/// The outcome of one solve of LP (4).
+#[derive(Debug, Clone)]
+pub struct IpmOutcome {
+    /// Final status.
+    pub status: Status,
+    /// `(w, b)`: the first `n + 1` variables.
+    pub wb: Vec<f64>,
+    /// LP (4)'s objective `(1/m) Σ ξ_i` at the final iterate.
+    pub objective: f64,
+    /// The dual objective, on the same scale.
+    pub dual_objective: f64,
+    /// Iterations performed.
+    pub iterations: u32,
+    /// Relative primal residual.
+    pub primal_residual: f64,
+    /// Relative dual residual.
+    pub dual_residual: f64,
+    /// Relative gap.
+    pub gap: f64,
+    /// Seconds in the factorisations.
+    pub factor_seconds: f64,
+    /// Seconds in the solves (including refinement).
+    pub solve_seconds: f64,
+    /// Total seconds.
+    pub seconds: f64,
+    /// Gondzio centrality correctors kept (total over the iterations).
+    pub correctors: u32,
+    /// Why the run stopped when it is not optimal.
+    pub reason: Option<String>,
+}
+
+/// Per-iteration progress callback (`Break` stops the solve with status `time_limit`).
+pub type Progress<'a> = &'a mut dyn FnMut(&IterationInfo) -> ControlFlow<()>;
+
+/// A direction: primal `(Δu, Δs)` and dual `(Δy, Δz, Δz_l, Δz_u)`.
+struct Dir {
+    u: Vec<f64>,
+    s: Vec<f64>,
+    y: Vec<f64>,
+    z: Vec<f64>,
+    zl: Vec<f64>,
+    zu: Vec<f64>,
+}
+
+impl Dir {
+    fn new(len: usize, rows: usize, n: usize) -> Self {
+        Self {
+            u: vec![0.0; len],
+            s: vec![0.0; rows],
+            y: vec![0.0; rows],
+            z: vec![0.0; len],
+            zl: vec![0.0; n],
+            zu: vec![0.0; n],
+        }
+    }
+}
+
+/// Scalings in the layout [`DsxScalings`] expects.
+struct Scal {
+    theta: Vec<f64>,
+    phi: Vec<f64>,
+    wd: Vec<f64>,
+    sigma: Vec<f64>,
+    rho: Vec<f64>,
+    kappa: Vec<f64>,
+}
+
+impl Scal {
+    fn view(&self) -> DsxScalings<'_> {
+        DsxScalings {
+            theta: &self.theta,
+            phi: &self.phi,
+            w_diag: &self.wd,
+            b_diag: 0.0,
+            sigma: &self.sigma,
+            rho: &self.rho,
+            kappa: &self.kappa,
+        }
+    }
+}
+
+/// The solver state for one LP (4).
+pub(crate) struct DsxIpm<'a> {
+    lp: &'a Lp4,
+    sys: DsxSystem,
+    m: usize,
+    n: usize,
+    len: usize,
+    rows: usize,
+    c_box: f64,
+    /// Row right-hand sides `h`.
+    h: Vec<f64>,
+    /// `‖h‖∞`.
+    h_norm: f64,
+    // iterate
+    u: Vec<f64>,
+    s: Vec<f64>,
+    y: Vec<f64>,
+    z: Vec<f64>,
+    zl: Vec<f64>,
+    zu: Vec<f64>,
+    // residuals
+    rp: Vec<f64>,
+    rd: Vec<f64>,
+    // complementarity right-hand sides
+    rs: Vec<f64>,
+    rt: Vec<f64>,
+    rl: Vec<f64>,
+    ru: Vec<f64>,
+    // directions: affine (predictor) and combined
+    aff: Dir,
+    dir: Dir,
+    // reciprocals of the current iterate (set by `factor`): 1/s, 1/y, 1/u and 1/z on the tail
+    inv_s: Vec<f64>,
+    inv_y: Vec<f64>,
+    inv_u: Vec<f64>,
+    inv_z: Vec<f64>,
+    // scratch
+    rhs: Vec<f64>,
+    sc: Scal,
+    factor_seconds: f64,
+    solve_seconds: f64,
+    /// Most Gondzio correctors per iteration.
+    max_correctors: usize,
+    /// The first solve with the current factorisation was accurate without refinement.
+    checked_solve: bool,
+    /// Correctors kept (total).
+    correctors: u32,
+}
+
+/// Lanes of the hand-vectorised reductions (the compiler does not reorder floating-point sums).
+const LANES: usize = 8;
+
+/// `Σ_k (v_k + a dv_k)(w_k + b dw_k)`, vectorised.
+#[inline]
+fn dot_step(v: &[f64], dv: &[f64], a: f64, w: &[f64], dw: &[f64], b: f64) -> f64 {
+    let k = v.len() / LANES * LANES;
+    let mut acc = [0.0f64; LANES];
+    for (((v, dv), w), dw) in v[..k]
+        .chunks_exact(LANES)
+        .zip(dv[..k].chunks_exact(LANES))
+        .zip(w[..k].chunks_exact(LANES))
+        .zip(dw[..k].chunks_exact(LANES))
+    {
+        for l in 0..LANES {
+            acc[l] += (v[l] + a * dv[l]) * (w[l] + b * dw[l]);
+        }
+    }
+    let mut sum: f64 = acc.iter().sum();
+    for t in k..v.len() {
+        sum += (v[t] + a * dv[t]) * (w[t] + b * dw[t]);
+    }
+    sum
+}
+
+/// `Σ_k v_k w_k`, vectorised.
+#[inline]
+fn dot(v: &[f64], w: &[f64]) -> f64 {
+    let k = v.len() / LANES * LANES;
+    let mut acc = [0.0f64; LANES];
+    for (v, w) in v[..k].chunks_exact(LANES).zip(w[..k].chunks_exact(LANES)) {
+        for l in 0..LANES {
+            acc[l] += v[l] * w[l];
+        }
+    }
+    let mut sum: f64 = acc.iter().sum();
+    for t in k..v.len() {
+        sum += v[t] * w[t];
+    }
+    sum
+}
+
+/// `‖v‖∞`, NaN when any entry is not finite. Vectorised.
+#[inline]
+fn inf_norm(v: &[f64]) -> f64 {
+    let k = v.len() / LANES * LANES;
+    let mut acc = [0.0f64; LANES];
+    // x·0 is NaN exactly for non-finite x: a cheap, vectorisable finiteness check
+    let mut bad = [0.0f64; LANES];
+    for c in v[..k].chunks_exact(LANES) {
+        for l in 0..LANES {
+            acc[l] = acc[l].max(c[l].abs());
+            bad[l] += c[l] * 0.0;
+        }
+    }
+    let mut m = acc.iter().fold(0.0f64, |a, &b| a.max(b));
+    let mut nan: f64 = bad.iter().sum();
+    for &x in &v[k..] {
+        m = m.max(x.abs());
+        nan += x * 0.0;
+    }
+    if nan.is_nan() { f64::NAN } else { m }
+}
+
+impl<'a> DsxIpm<'a> {
+    /// Sizes every buffer for `lp`. Memory `O(nnz + m + n²)`.
+    pub(crate) fn new(lp: &'a Lp4) -> Result<Self> {
+        let settings = DsxSettings {
+            static_regularization: 1e-12,
+            dynamic_regularization: Some(DynamicRegularization {
+                epsilon: 1e-14,
+                delta: 1e-10,
+            }),
+            ..DsxSettings::default()
+        };
+        let rows = RowsRef::Csr {
+            indptr: &lp.indptr,
+            indices: &lp.indices,
+            values: &lp.x,
+            n: lp.n(),
+        };
+        let sys = DsxSystem::try_new_with(rows, &lp.y, &lp.v, lp.p, settings)?;
+        let (m, n, nnz) = (lp.m(), lp.n(), lp.nnz());
+        let len = sys.len();
+        let nrows = sys.n_rows();
+        debug_assert_eq!(len, lp.num_vars());
+        debug_assert_eq!(nrows, lp.num_rows());
+        let mut h = vec![0.0; nrows];
+        for i in 0..m {
+            let r0 = lp.row_offset(i);
+            // DSX eq. (4): a_i ≥ V0_i / P, b_ij ≥ v_j / P
+            h[r0] = lp.v0[i] / lp.p;
+            for (t, nz) in (lp.indptr[i]..lp.indptr[i + 1]).enumerate() {
+                h[r0 + 1 + t] = lp.v[lp.indices[nz]] / lp.p;
+            }
+        }
+        let z = |k: usize| vec![0.0; k];
+        let h_norm = inf_norm(&h);
+        Ok(Self {
+            lp,
+            sys,
+            m,
+            n,
+            len,
+            rows: nrows,
+            c_box: lp.c,
+            h,
+            h_norm,
+            u: z(len),
+            s: z(nrows),
+            y: z(nrows),
+            z: z(len),
+            zl: z(n),
+            zu: z(n),
+            rp: z(nrows),
+            rd: z(len),
+            rs: z(nrows),
+            rt: z(len),
+            rl: z(n),
+            ru: z(n),
+            aff: Dir::new(len, nrows, n),
+            dir: Dir::new(len, nrows, n),
+            inv_s: z(nrows),
+            inv_y: z(nrows),
+            inv_u: z(len),
+            inv_z: z(len),
+            rhs: z(len),
+            sc: Scal {
+                theta: z(m),
+                phi: z(nnz),
+                wd: z(n),
+                sigma: z(nnz),
+                rho: z(m),
+                kappa: z(m),
+            },
+            factor_seconds: 0.0,
+            solve_seconds: 0.0,
+            max_correctors: MAX_CORRECTORS,
+            checked_solve: false,
+            correctors: 0,
+        })
+    }
+
+    /// First index of the tail `(α, λ, ξ)` variables.
+    fn t0(&self) -> usize {
+        self.n + 1
+    }
+
+    /// Indices of the `ξ_i` in `u`.
+    fn xi_index(&self, i: usize) -> usize {
+        self.lp.xi_index(i)
+    }
+
+    /// Gathers the scalings into the layout of [`DsxScalings`] and factors `H`.
+    fn factor(&mut self) -> Result<()> {
+        let t = Instant::now();
+        let lp = self.lp;
+        let (n, c) = (self.n, self.c_box);
+        for j in 0..n {
+            let w = self.u[j];
+            self.sc.wd[j] = self.zl[j] / (w + c) + self.zu[j] / (c - w);
+        }
+        for (o, v) in self.inv_s.iter_mut().zip(&self.s) {
+            *o = 1.0 / v;
+        }
+        for (o, v) in self.inv_y.iter_mut().zip(&self.y) {
+            *o = 1.0 / v;
+        }
+        let t0 = self.t0();
+        for (o, v) in self.inv_u[t0..].iter_mut().zip(&self.u[t0..]) {
+            *o = 1.0 / v;
+        }
+        for (o, v) in self.inv_z[t0..].iter_mut().zip(&self.z[t0..]) {
+            *o = 1.0 / v;
+        }
+        for i in 0..self.m {
+            let r0 = lp.row_offset(i);
+            let a0 = lp.var_offset(i);
+            let k = lp.support_len(i);
+            let nz0 = lp.indptr[i];
+            // Θ = y/s on the rows, D = z/u on the tail (module docs)
+            self.sc.theta[i] = self.y[r0] * self.inv_s[r0];
+            let (y, is) = (&self.y[r0 + 1..r0 + 1 + k], &self.inv_s[r0 + 1..r0 + 1 + k]);
+            for ((o, y), is) in self.sc.phi[nz0..nz0 + k].iter_mut().zip(y).zip(is) {
+                *o = y * is;
+            }
+            let (z, iu) = (&self.z[a0..a0 + k], &self.inv_u[a0..a0 + k]);
+            for ((o, z), iu) in self.sc.sigma[nz0..nz0 + k].iter_mut().zip(z).zip(iu) {
+                *o = z * iu;
+            }
+            self.sc.rho[i] = self.z[a0 + k] * self.inv_u[a0 + k];
+            self.sc.kappa[i] = self.z[a0 + k + 1] * self.inv_u[a0 + k + 1];
+        }
+        let view = self.sc.view();
+        self.checked_solve = false;
+        self.sys.factor(&view)?;
+        self.factor_seconds += t.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Solves `H out = self.rhs`. The first solve after a factorisation measures the residual
+    /// against the exact operator and refines by PCG when it exceeds `tol`; later solves with
+    /// the same factorisation skip the check (one `O(nnz)` product each) unless the first one
+    /// needed refinement.
+    fn solve_h(&mut self, out: &mut [f64], tol: f64) -> Result<()> {
+        let t = Instant::now();
+        if self.checked_solve {
+            out.copy_from_slice(&self.rhs);
+            self.sys.solve_in_place(out)?;
+        } else {
+            let view = self.sc.view();
+            let info = self.sys.solve_refined(&view, &self.rhs, out, tol, 4)?;
+            self.checked_solve = info.iterations == 0 && info.relative_residual <= 0.01 * tol;
+        }
+        self.solve_seconds += t.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Newton direction for the current residuals and complementarity right-hand sides
+    /// `rs, rt, rl, ru` (see the module docs), written into `d`.
+    fn direction(&mut self, which_aff: bool, tol: f64) -> Result<(f64, f64)> {
+        self.newton_rhs();
+        let mut d = if which_aff {
+            std::mem::replace(&mut self.aff, Dir::new(0, 0, 0))
+        } else {
+            std::mem::replace(&mut self.dir, Dir::new(0, 0, 0))
+        };
+        let r = self.solve_h(&mut d.u, tol).map(|()| self.recover(&mut d));
+        if which_aff {
+            self.aff = d;
+        } else {
+            self.dir = d;
+        }
+        r
+    }
+
+    /// `rhs = Gᵀq + e − r_d` with `q = (r_s − y∘r_p)/s` (module docs), fused into one pass over
+    /// the examples (`G`'s structure as in [`DsxSystem::rows_apply_transpose`], DSX eq. (4)).
+    fn newton_rhs(&mut self) {
+        let lp = self.lp;
+        let (n, c) = (self.n, self.c_box);
+        let (rs, y, rp, is) = (&self.rs, &self.y, &self.rp, &self.inv_s);
+        let (rt, iu, rd) = (&self.rt, &self.inv_u, &self.rd);
+        let rhs = &mut self.rhs;
+        rhs[..=n].fill(0.0);
+        let mut rb = 0.0;
+        let (rhs_w, rhs_t) = rhs.split_at_mut(n + 1);
+        for i in 0..self.m {
+            let (r0, a0, k) = (lp.row_offset(i), lp.var_offset(i), lp.support_len(i));
+            let nz = lp.indptr[i]..lp.indptr[i + 1];
+            let (cols, yx) = (&lp.indices[nz.clone()], &lp.yx[nz]);
+            let rr = r0..r0 + k + 1;
+            let vr = a0..a0 + k + 2;
+            let (rs, y, rp, is) = (&rs[rr.clone()], &y[rr.clone()], &rp[rr.clone()], &is[rr]);
+            let (rt, iu, rd) = (&rt[vr.clone()], &iu[vr.clone()], &rd[vr]);
+            let out = &mut rhs_t[a0 - n - 1..a0 - n - 1 + k + 2];
+            let qa = (rs[0] - y[0] * rp[0]) * is[0];
+            rb += lp.y[i] * qa;
+            let mut lam = lp.p_i[i] * qa;
+            for t in 0..k {
+                let j = cols[t];
+                let qb = (rs[t + 1] - y[t + 1] * rp[t + 1]) * is[t + 1];
+                rhs_w[j] += yx[t] * qb;
+                lam -= lp.v[j] * qb;
+                out[t] = (qb - qa) + rt[t] * iu[t] - rd[t];
+            }
+            out[k] = lam + rt[k] * iu[k] - rd[k];
+            out[k + 1] = qa + rt[k + 1] * iu[k + 1] - rd[k + 1];
+        }
+        for j in 0..n {
+            let w = self.u[j];
+            rhs[j] += self.rl[j] / (w + c) - self.ru[j] / (c - w) - rd[j];
+        }
+        rhs[n] = rb - rd[n];
+    }
+
+    /// Recovers `Δs = GΔu + r_p`, `Δy = (r_s − y∘Δs)/s`, the bound-dual steps, and the largest
+    /// primal and dual step lengths (before `η`), in one pass over the examples.
+    fn recover(&self, d: &mut Dir) -> (f64, f64) {
+        let lp = self.lp;
+        let (n, c) = (self.n, self.c_box);
+        let (rs, y, rp, is, iy) = (&self.rs, &self.y, &self.rp, &self.inv_s, &self.inv_y);
+        let (rt, z, iu, iz) = (&self.rt, &self.z, &self.inv_u, &self.inv_z);
+        let Dir {
+            u: du,
+            s: ds,
+            y: dy,
+            z: dz,
+            zl: dzl,
+            zu: dzu,
+        } = d;
+        let db = du[n];
+        // largest −Δv/v over primal (s, u_t) and dual (y, z) components: the step is 1/max
+        let (mut pm, mut dm) = (0.0f64, 0.0f64);
+        #[inline(always)]
+        fn mx(a: f64, b: f64) -> f64 {
+            if b > a { b } else { a }
+        }
+        let (du_w, du_t) = du.split_at(n + 1);
+        for i in 0..self.m {
+            let (r0, a0, k) = (lp.row_offset(i), lp.var_offset(i), lp.support_len(i));
+            let nz = lp.indptr[i]..lp.indptr[i + 1];
+            let (cols, yx) = (&lp.indices[nz.clone()], &lp.yx[nz]);
+            // this example's rows (a_i, then b_ij) and tail variables (α_i, λ_i, ξ_i)
+            let rr = r0..r0 + k + 1;
+            let vr = a0..a0 + k + 2;
+            let (rs, y, rp, is, iy) = (
+                &rs[rr.clone()],
+                &y[rr.clone()],
+                &rp[rr.clone()],
+                &is[rr.clone()],
+                &iy[rr.clone()],
+            );
+            let (ds, dy) = (&mut ds[rr.clone()], &mut dy[rr]);
+            let (rt, z, iu, iz) = (
+                &rt[vr.clone()],
+                &z[vr.clone()],
+                &iu[vr.clone()],
+                &iz[vr.clone()],
+            );
+            let du = &du_t[a0 - n - 1..a0 - n - 1 + k + 2];
+            let dz = &mut dz[vr];
+            let (dl, dx) = (du[k], du[k + 1]);
+            let mut act = lp.p_i[i] * dl + lp.y[i] * db + dx;
+            for t in 0..k {
+                let j = cols[t];
+                let da = du[t];
+                act -= da;
+                let sb = yx[t] * du_w[j] - lp.v[j] * dl + da + rp[t + 1];
+                let yb = (rs[t + 1] - y[t + 1] * sb) * is[t + 1];
+                let zb = (rt[t] - z[t] * da) * iu[t];
+                ds[t + 1] = sb;
+                dy[t + 1] = yb;
+                dz[t] = zb;
+                pm = mx(mx(pm, -sb * is[t + 1]), -da * iu[t]);
+                dm = mx(mx(dm, -yb * iy[t + 1]), -zb * iz[t]);
+            }
+            let sa = act + rp[0];
+            let ya = (rs[0] - y[0] * sa) * is[0];
+            ds[0] = sa;
+            dy[0] = ya;
+            let zl = (rt[k] - z[k] * dl) * iu[k];
+            let zx = (rt[k + 1] - z[k + 1] * dx) * iu[k + 1];
+            dz[k] = zl;
+            dz[k + 1] = zx;
+            pm = mx(mx(mx(pm, -sa * is[0]), -dl * iu[k]), -dx * iu[k + 1]);
+            dm = mx(mx(mx(dm, -ya * iy[0]), -zl * iz[k]), -zx * iz[k + 1]);
+        }
+        if pm.is_nan() || dm.is_nan() {
+            return (f64::NAN, f64::NAN);
+        }
+        let mut ap = 1.0 / pm;
+        let mut ad = 1.0 / dm;
+        for j in 0..n {
+            let (w, dw) = (self.u[j], du[j]);
+            dzl[j] = (self.rl[j] - self.zl[j] * dw) / (w + c);
+            dzu[j] = (self.ru[j] + self.zu[j] * dw) / (c - w);
+            if dw < 0.0 {
+                ap = ap.min(-(w + c) / dw);
+            } else if dw > 0.0 {
+                ap = ap.min((c - w) / dw);
+            }
+            if dzl[j] < 0.0 {
+                ad = ad.min(-self.zl[j] / dzl[j]);
+            }
+            if dzu[j] < 0.0 {
+                ad = ad.min(-self.zu[j] / dzu[j]);
+            }
+        }
+        (ap, ad)
+    }
+
+    /// Adds Gondzio's centrality correction to the complementarity right-hand sides: at the
+    /// trial step `α̃ = min(1, α + δ)` along the current direction, products outside
+    /// `[β_min σμ, β_max σμ]` are pulled back into it (Gondzio 1996; Colombo & Gondzio 2008).
+    fn centrality_rhs(&mut self, ap: f64, ad: f64, target: f64) {
+        let t0 = self.t0();
+        let (n, c) = (self.n, self.c_box);
+        let tp = (ap + GONDZIO_DELTA).min(1.0);
+        let td = (ad + GONDZIO_DELTA).min(1.0);
+        let (lo, hi) = (GONDZIO_BETA_MIN * target, GONDZIO_BETA_MAX * target);
+        // clamp into [lo, hi], then cap the decrease at hi (branch-free `if`s, no NaN checks)
+        let corr = |v: f64| {
+            let t = if v < lo {
+                lo
+            } else if v > hi {
+                hi
+            } else {
+                v
+            };
+            let d = t - v;
+            if d < -hi { -hi } else { d }
+        };
+        let d = &self.dir;
+        for ((((r, s), ds), y), dy) in self
+            .rs
+            .iter_mut()
+            .zip(&self.s)
+            .zip(&d.s)
+            .zip(&self.y)
+            .zip(&d.y)
+        {
+            *r += corr((s + tp * ds) * (y + td * dy));
+        }
+        for ((((r, u), du), z), dz) in self.rt[t0..]
+            .iter_mut()
+            .zip(&self.u[t0..])
+            .zip(&d.u[t0..])
+            .zip(&self.z[t0..])
+            .zip(&d.z[t0..])
+        {
+            *r += corr((u + tp * du) * (z + td * dz));
+        }
+        for j in 0..n {
+            let w = self.u[j] + tp * d.u[j];
+            self.rl[j] += corr((w + c) * (self.zl[j] + td * d.zl[j]));
+            self.ru[j] += corr((c - w) * (self.zu[j] + td * d.zu[j]));
+        }
+    }
+
+    /// Complementarity `Σ (primal slack × dual)` after steps `(ap, ad)` along `d` (`d = None`:
+    /// at the current iterate).
+    fn complementarity(&self, d: Option<(&Dir, f64, f64)>) -> f64 {
+        let t0 = self.t0();
+        let (n, c) = (self.n, self.c_box);
+        let (ap, ad) = d.map(|(_, a, b)| (a, b)).unwrap_or((0.0, 0.0));
+        let mut sum = 0.0;
+        match d {
+            None => {
+                sum += dot(&self.s, &self.y) + dot(&self.u[t0..], &self.z[t0..]);
+                for j in 0..n {
+                    let w = self.u[j];
+                    sum += (w + c) * self.zl[j] + (c - w) * self.zu[j];
+                }
+            }
+            Some((d, _, _)) => {
+                sum += dot_step(&self.s, &d.s, ap, &self.y, &d.y, ad);
+                sum += dot_step(&self.u[t0..], &d.u[t0..], ap, &self.z[t0..], &d.z[t0..], ad);
+                for j in 0..n {
+                    let w = self.u[j] + ap * d.u[j];
+                    sum += (w + c) * (self.zl[j] + ad * d.zl[j])
+                        + (c - w) * (self.zu[j] + ad * d.zu[j]);
+                }
+            }
+        }
+        sum
+    }
+
+    fn n_pairs(&self) -> f64 {
+        (self.rows + (self.len - self.t0()) + 2 * self.n) as f64
+    }
+
+    /// Residuals; returns `(pobj, dobj, pres, dres, gap)`.
+    fn residuals(&mut self) -> (f64, f64, f64, f64, f64) {
+        let t0 = self.t0();
+        let (n, c) = (self.n, self.c_box);
+        self.sys.rows_apply(&self.u, &mut self.rp);
+        for ((rp, s), h) in self.rp.iter_mut().zip(&self.s).zip(&self.h) {
+            *rp -= s + h;
+        }
+        let mut dobj = dot(&self.h, &self.y);
+        self.sys.rows_apply_transpose(&self.y, &mut self.rd);
+        for v in &mut self.rd[..t0] {
+            *v = -*v;
+        }
+        for (rd, z) in self.rd[t0..].iter_mut().zip(&self.z[t0..]) {
+            *rd = -*rd - z;
+        }
+        let mut pobj = 0.0;
+        for i in 0..self.m {
+            let k = self.xi_index(i);
+            self.rd[k] += 1.0;
+            pobj += self.u[k];
+        }
+        for j in 0..n {
+            self.rd[j] -= self.zl[j] - self.zu[j];
+            dobj -= c * (self.zl[j] + self.zu[j]);
+        }
+        let pres = inf_norm(&self.rp) / (1.0 + self.h_norm);
+        let dres = inf_norm(&self.rd) / 2.0;
+        let gap = (pobj - dobj).abs() / (1.0 + pobj.abs());
+        (pobj, dobj, pres, dres, gap)
+    }
+
+    /// Mehrotra's starting point (least squares with `Θ = D = I`, then the two shifts).
+    fn start(&mut self) -> Result<()> {
+        let t0 = self.t0();
+        let (n, c) = (self.n, self.c_box);
+        self.sc.theta.fill(1.0);
+        self.sc.phi.fill(1.0);
+        self.sc.wd.fill(1.0);
+        self.sc.sigma.fill(1.0);
+        self.sc.rho.fill(1.0);
+        self.sc.kappa.fill(1.0);
+        {
+            let mut view = self.sc.view();
+            view.b_diag = 1.0;
+            let t = Instant::now();
+            self.sys.factor(&view)?;
+            self.factor_seconds += t.elapsed().as_secs_f64();
+        }
+        let solve = |sys: &mut DsxSystem, sc: &Scal, rhs: &[f64], out: &mut [f64]| {
+            let mut view = sc.view();
+            view.b_diag = 1.0;
+            sys.solve_refined(&view, rhs, out, 1e-10, 4)
+        };
+        // primal: u = (GᵀG + I)⁻¹ Gᵀh, s = Gu − h
+        self.sys.rows_apply_transpose(&self.h, &mut self.rhs);
+        let mut u = std::mem::take(&mut self.u);
+        solve(&mut self.sys, &self.sc, &self.rhs, &mut u)?;
+        self.u = u;
+        for j in 0..n {
+            self.u[j] = self.u[j].clamp(-0.9 * c, 0.9 * c);
+        }
+        self.sys.rows_apply(&self.u, &mut self.s);
+        for k in 0..self.rows {
+            self.s[k] -= self.h[k];
+        }
+        // dual: y = G (GᵀG + I)⁻¹ c, Z = c − Gᵀy
+        self.rhs.fill(0.0);
+        for i in 0..self.m {
+            let k = self.xi_index(i);
+            self.rhs[k] = 1.0;
+        }
+        let mut tmp = std::mem::take(&mut self.rd);
+        solve(&mut self.sys, &self.sc, &self.rhs, &mut tmp)?;
+        self.sys.rows_apply(&tmp, &mut self.y);
+        self.sys.rows_apply_transpose(&self.y, &mut tmp);
+        for k in 0..self.len {
+            tmp[k] = self.rhs[k] - tmp[k];
+        }
+        self.z[t0..].copy_from_slice(&tmp[t0..]);
+        for j in 0..n {
+            self.zl[j] = tmp[j].max(0.0);
+            self.zu[j] = (-tmp[j]).max(0.0);
+        }
+        self.rd = tmp;
+        // shifts into the interior
+        let mut min_p = f64::INFINITY;
+        let mut min_d = f64::INFINITY;
+        for k in 0..self.rows {
+            min_p = min_p.min(self.s[k]);
+            min_d = min_d.min(self.y[k]);
+        }
+        for k in t0..self.len {
+            min_p = min_p.min(self.u[k]);
+            min_d = min_d.min(self.z[k]);
+        }
+        for j in 0..n {
+            min_d = min_d.min(self.zl[j]).min(self.zu[j]);
+        }
+        let dp = (-1.5 * min_p).max(0.0);
+        let dd = (-1.5 * min_d).max(0.0);
+        for k in 0..self.rows {
+            self.s[k] += dp;
+            self.y[k] += dd;
+        }
+        for k in t0..self.len {
+            self.u[k] += dp;
+            self.z[k] += dd;
+        }
+        for j in 0..n {
+            self.zl[j] += dd;
+            self.zu[j] += dd;
+        }
+        let xz = self.complementarity(None);
+        let (mut sp, mut sd) = (0.0, 0.0);
+        for k in 0..self.rows {
+            sp += self.s[k];
+            sd += self.y[k];
+        }
+        for k in t0..self.len {
+            sp += self.u[k];
+            sd += self.z[k];
+        }
+        for j in 0..n {
+            sp += 2.0 * c;
+            sd += self.zl[j] + self.zu[j];
+        }
+        let (dp2, dd2) = if xz > 0.0 && sp > 0.0 && sd > 0.0 {
+            (0.5 * xz / sd, 0.5 * xz / sp)
+        } else {
+            (1.0, 1.0)
+        };
+        let floor = 1e-2;
+        for k in 0..self.rows {
+            self.s[k] = (self.s[k] + dp2).max(floor);
+            self.y[k] = (self.y[k] + dd2).max(floor);
+        }
+        for k in t0..self.len {
+            self.u[k] = (self.u[k] + dp2).max(floor);
+            self.z[k] = (self.z[k] + dd2).max(floor);
+        }
+        for j in 0..n {
+            self.zl[j] = (self.zl[j] + dd2).max(floor);
+            self.zu[j] = (self.zu[j] + dd2).max(floor);
+        }
+        Ok(())
+    }
+
+    /// Runs the method.
+    pub(crate) fn solve(
+        mut self,
+        opts: IpmOptions,
+        mut progress: Option<Progress<'_>>,
+    ) -> Result<IpmOutcome> {
+        let start = Instant::now();
+        let t0 = self.t0();
+        let (n, c) = (self.n, self.c_box);
+        let inv_m = 1.0 / self.m as f64;
+        self.start()?;
+        let npairs = self.n_pairs();
+        let mut iter = 0u32;
+        let (mut sigma, mut step) = (0.0, 0.0);
+        let status;
+        let mut reason = None;
+        let mut last;
+        let mut stalls = 0;
+        loop {
+            let (pobj, dobj, pres, dres, gap) = self.residuals();
+            let mu = self.complementarity(None) / npairs;
+            last = (pobj, dobj, pres, dres, gap);
+            let info = IterationInfo {
+                iter,
+                pobj: pobj * inv_m,
+                dobj: dobj * inv_m,
+                pres,
+                dres,
+                gap,
+                mu,
+                sigma,
+                step,
+                tau: 1.0,
+                kappa: 0.0,
+                seconds: start.elapsed().as_secs_f64(),
+            };
+            if let Some(cb) = progress.as_mut()
+                && cb(&info).is_break()
+            {
+                status = Status::TimeLimit;
+                reason = Some("cancelled by the callback".into());
+                break;
+            }
+            if !(pres.is_finite() && dres.is_finite() && gap.is_finite()) {
+                status = Status::NumericalError;
+                reason = Some("non-finite residuals".into());
+                break;
+            }
+            if pres <= opts.tolerance && dres <= opts.tolerance && gap <= opts.tolerance {
+                status = Status::Optimal;
+                break;
+            }
+            if iter >= opts.max_iter {
+                status = Status::IterationLimit;
+                break;
+            }
+            if start.elapsed().as_secs_f64() > opts.time_limit {
+                status = Status::TimeLimit;
+                break;
+            }
+            iter += 1;
+            if let Err(e) = self.factor() {
+                status = Status::NumericalError;
+                reason = Some(format!("factorisation failed: {e}"));
+                break;
+            }
+            // linear-solve accuracy: well below the residuals we still need to remove
+            let tol = (0.01 * pres.max(dres).max(gap)).clamp(1e-13, 1e-8);
+            // predictor (σ = 0)
+            for ((r, s), y) in self.rs.iter_mut().zip(&self.s).zip(&self.y) {
+                *r = -s * y;
+            }
+            for ((r, u), z) in self.rt[t0..]
+                .iter_mut()
+                .zip(&self.u[t0..])
+                .zip(&self.z[t0..])
+            {
+                *r = -u * z;
+            }
+            for j in 0..n {
+                let w = self.u[j];
+                self.rl[j] = -(w + c) * self.zl[j];
+                self.ru[j] = -(c - w) * self.zu[j];
+            }
+            let (ap, ad) = match self.direction(true, tol) {
+                Ok(steps) => steps,
+                Err(e) => {
+                    status = Status::NumericalError;
+                    reason = Some(format!("solve failed: {e}"));
+                    break;
+                }
+            };
+            let (ap, ad) = (ap.min(1.0), ad.min(1.0));
+            let mu_aff = self.complementarity(Some((&self.aff, ap, ad))) / npairs;
+            sigma = (mu_aff / mu).clamp(0.0, 1.0).powi(3);
+            let target = sigma * mu;
+            // corrector: σμ − x∘z − Δx_aff∘Δz_aff
+            for ((((r, s), y), ds), dy) in self
+                .rs
+                .iter_mut()
+                .zip(&self.s)
+                .zip(&self.y)
+                .zip(&self.aff.s)
+                .zip(&self.aff.y)
+            {
+                *r = target - s * y - ds * dy;
+            }
+            for ((((r, u), z), du), dz) in self.rt[t0..]
+                .iter_mut()
+                .zip(&self.u[t0..])
+                .zip(&self.z[t0..])
+                .zip(&self.aff.u[t0..])
+                .zip(&self.aff.z[t0..])
+            {
+                *r = target - u * z - du * dz;
+            }
+            for j in 0..n {
+                let (w, dw) = (self.u[j], self.aff.u[j]);
+                self.rl[j] = target - (w + c) * self.zl[j] - dw * self.aff.zl[j];
+                self.ru[j] = target - (c - w) * self.zu[j] + dw * self.aff.zu[j];
+            }
+            let (mut ap, mut ad) = match self.direction(false, tol) {
+                Ok(steps) => steps,
+                Err(e) => {
+                    status = Status::NumericalError;
+                    reason = Some(format!("solve failed: {e}"));
+                    break;
+                }
+            };
+            // Gondzio's multiple centrality correctors: each costs one more solve with the
+            // same factorisation and is kept only when it lengthens the step
+            for _ in 0..self.max_correctors {
+                if ap >= 1.0 && ad >= 1.0 {
+                    break;
+                }
+                self.centrality_rhs(ap, ad, target);
+                let Ok((ap2, ad2)) = self.direction(true, tol) else {
+                    break;
+                };
+                if ap2.min(1.0) + ad2.min(1.0) >= ap.min(1.0) + ad.min(1.0) + GONDZIO_GAIN
+                    && ap2 >= 0.95 * ap
+                    && ad2 >= 0.95 * ad
+                {
+                    std::mem::swap(&mut self.aff, &mut self.dir);
+                    (ap, ad) = (ap2, ad2);
+                    self.correctors += 1;
+                } else {
+                    break;
+                }
+            }
+            let (ap, ad) = ((ETA * ap).min(1.0), (ETA * ad).min(1.0));
+            step = ap.min(ad);
+            if step < 1e-8 {
+                stalls += 1;
+                if stalls >= 5 {
+                    status = Status::NumericalError;
+                    reason = Some("step lengths below 1e-8".into());
+                    break;
+                }
+            } else {
+                stalls = 0;
+            }
+            let d = &self.dir;
+            for (((s, y), ds), dy) in self.s.iter_mut().zip(self.y.iter_mut()).zip(&d.s).zip(&d.y) {
+                *s += ap * ds;
+                *y += ad * dy;
+            }
+            for (u, du) in self.u.iter_mut().zip(&d.u) {
+                *u += ap * du;
+            }
+            for (z, dz) in self.z[t0..].iter_mut().zip(&d.z[t0..]) {
+                *z += ad * dz;
+            }
+            for j in 0..n {
+                self.zl[j] += ad * d.zl[j];
+                self.zu[j] += ad * d.zu[j];
+            }
+        }
+        let (pobj, dobj, pres, dres, gap) = last;
+        Ok(IpmOutcome {
+            status,
+            wb: self.u[..=n].to_vec(),
+            objective: pobj * inv_m,
+            dual_objective: dobj * inv_m,
+            iterations: iter,
+            primal_residual: pres,
+            dual_residual: dres,
+            gap,
+            factor_seconds: self.factor_seconds,
+            solve_seconds: self.solve_seconds,
+            seconds: start.elapsed().as_secs_f64(),
+            correctors: self.correctors,
+            reason,
+        })
+    }
+}
