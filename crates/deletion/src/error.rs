@@ -15,9 +15,12 @@ pub enum DeletionError {
     Linalg(#[from] bulwark_linalg::LinalgError),
     /// The LP was not solved to optimality (status and figures reported, no model returned).
     #[error(
-        "LP (4) not solved: status {status} after {iterations} iterations (primal residual {primal_residual:.2e}, dual residual {dual_residual:.2e}, gap {gap:.2e})"
+        "LP (4) not solved: status {status}{} after {iterations} iterations (primal residual {primal_residual:.2e}, dual residual {dual_residual:.2e}, gap {gap:.2e})",
+        reason.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()
     )]
     NotSolved {
+        /// Why the solver stopped, when it says.
+        reason: Option<String>,
         /// Final solver status string.
         status: String,
         /// Iterations performed.
@@ -35,6 +38,7 @@ impl DeletionError {
     /// The error for a solve that ended with a non-optimal status.
     pub fn not_solved(s: &bulwark_lp::Solution) -> Self {
         DeletionError::NotSolved {
+            reason: None,
             status: s.status.as_str().to_string(),
             iterations: s.iterations,
             primal_residual: s.primal_residual,

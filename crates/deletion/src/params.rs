@@ -217,6 +217,46 @@ impl DsxLp {
             .map_err(|e| DeletionError::Lp(e.into()))
     }
 
+    /// Solves LP (4) with `bulwark-lp`'s engine and the given backend.
+    fn solve_engine(
+        &self,
+        layout: &Lp4,
+        backend: LpBackend,
+        progress: Option<Progress<'_>>,
+    ) -> Result<OneSolve> {
+        let n = layout.n();
+        let problem = layout.build()?;
+        let settings = DsxLp {
+            backend,
+            ..self.clone()
+        }
+        .settings()?;
+        let mut solver = IpmSolver::new(&problem, settings)?;
+        if let Some(cb) = progress {
+            solver = solver.with_callback(cb);
+        }
+        let solution = match backend {
+            LpBackend::EngineStructured | LpBackend::Structured => solver
+                .with_backend(StructuredBackend::new(layout.clone(), None))
+                .solve()?,
+            _ => solver.solve()?,
+        };
+        if solution.status != Status::Optimal {
+            return Err(DeletionError::not_solved(&solution));
+        }
+        Ok(OneSolve {
+            factor_seconds: 0.0,
+            solve_seconds: 0.0,
+            wb: solution.x[..=n].to_vec(),
+            objective: solution.objective,
+            iterations: solution.iterations,
+            gap: solution.gap,
+            primal_residual: solution.primal_residual,
+            dual_residual: solution.dual_residual,
+            backend: solution.kkt.name.to_string(),
+        })
+    }
+
     /// Solves LP (4) once on `data`; returns `(w, b)` and the solver figures.
     fn solve_one(
         &self,
@@ -235,8 +275,35 @@ impl DsxLp {
                 },
                 progress,
             )?;
-            if out.status != Status::Optimal {
+            if out.status == Status::Optimal {
+                OneSolve {
+                    factor_seconds: out.factor_seconds,
+                    solve_seconds: out.solve_seconds,
+                    wb: out.wb,
+                    objective: out.objective,
+                    iterations: out.iterations,
+                    gap: out.gap,
+                    primal_residual: out.primal_residual,
+                    dual_residual: out.dual_residual,
+                    backend: "dsx-ipm (block-arrow normal equations)".into(),
+                }
+            } else if out.status == Status::NumericalError {
+                // The normal equations lose accuracy on some degenerate instances (tiny slacks
+                // next to large variables, e.g. few examples in many dimensions with a small C).
+                // bulwark-lp's homogeneous self-dual engine on the same structured factorisation,
+                // with its regularisation and refinement against the full KKT operator, solves
+                // them: fall back to it and say so.
+                let mut one = self.solve_engine(&layout, LpBackend::EngineStructured, None)?;
+                one.iterations += out.iterations;
+                one.backend = format!(
+                    "{} (after dsx-ipm numerical_error: {})",
+                    one.backend,
+                    out.reason.as_deref().unwrap_or("no reason given")
+                );
+                one
+            } else {
                 return Err(DeletionError::NotSolved {
+                    reason: out.reason.clone(),
                     status: out.status.as_str().to_string(),
                     iterations: out.iterations,
                     primal_residual: out.primal_residual,
@@ -244,43 +311,8 @@ impl DsxLp {
                     gap: out.gap,
                 });
             }
-            OneSolve {
-                factor_seconds: out.factor_seconds,
-                solve_seconds: out.solve_seconds,
-                wb: out.wb,
-                objective: out.objective,
-                iterations: out.iterations,
-                gap: out.gap,
-                primal_residual: out.primal_residual,
-                dual_residual: out.dual_residual,
-                backend: "dsx-ipm (block-arrow normal equations)".into(),
-            }
         } else {
-            let problem = layout.build()?;
-            let mut solver = IpmSolver::new(&problem, self.settings()?)?;
-            if let Some(cb) = progress {
-                solver = solver.with_callback(cb);
-            }
-            let solution = match self.backend {
-                LpBackend::EngineStructured => solver
-                    .with_backend(StructuredBackend::new(layout.clone(), None))
-                    .solve()?,
-                _ => solver.solve()?,
-            };
-            if solution.status != Status::Optimal {
-                return Err(DeletionError::not_solved(&solution));
-            }
-            OneSolve {
-                factor_seconds: 0.0,
-                solve_seconds: 0.0,
-                wb: solution.x[..=n].to_vec(),
-                objective: solution.objective,
-                iterations: solution.iterations,
-                gap: solution.gap,
-                primal_residual: solution.primal_residual,
-                dual_residual: solution.dual_residual,
-                backend: solution.kkt.name.to_string(),
-            }
+            self.solve_engine(&layout, self.backend, progress)?
         };
         // Project onto the box: the iterate may exceed it by the feasibility tolerance.
         let w: Vec<f64> = one.wb[..n]
@@ -394,8 +426,20 @@ impl bulwark_core::Fit for DsxLpParams {
     type Model = LinearModel;
     type Error = DeletionError;
     fn fit(&self, data: &Dataset) -> Result<Fitted<LinearModel>> {
+        self.fit_with_progress(data, None)
+    }
+}
+
+impl DsxLpParams {
+    /// [`bulwark_core::Fit::fit`] with a per-iteration progress callback (for progress bars and
+    /// cancellation: `ControlFlow::Break` stops the solve with a `NotSolved` error).
+    pub fn fit_with_progress(
+        &self,
+        data: &Dataset,
+        progress: Option<Progress<'_>>,
+    ) -> Result<Fitted<LinearModel>> {
         let p = self.check_ref()?;
-        let (model, d) = p.fit_with_diagnostics(data)?;
+        let (model, d) = p.fit_with_progress(data, progress)?;
         let mut report = FitReport {
             algorithm: "lp".into(),
             objective: Some(d.objective),

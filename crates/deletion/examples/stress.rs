@@ -1,0 +1,110 @@
+//! Robustness sweep of the DSX IPM on small, sparse, high-dimensional subsets of MNIST pairs
+//! (development tool; needs BULWARK_DATA).
+#![allow(clippy::print_stdout)]
+use bulwark_core::ParamGuard;
+use bulwark_data::{BinaryTask, binary_task, load};
+use bulwark_deletion::{DsxLpParams, FeatureValues};
+
+fn main() {
+    let dir = bulwark_data::data_dir(None);
+    let (data, _) = load("mnist10k", dir.as_deref()).expect("mnist10k");
+    let (mut fails, mut total) = (0, 0);
+    let only: Option<String> = std::env::var("STRESS_CASE").ok();
+    for (a, b) in [(4usize, 7usize), (3, 5), (1, 7), (0, 6), (2, 8)] {
+        let task =
+            binary_task(&data, &BinaryTask::Pair(a.to_string(), b.to_string())).expect("pair");
+        for m in [30usize, 50, 120] {
+            for off in [0usize, 500] {
+                let idx: Vec<usize> = (off..off + m).collect();
+                let sub = task.select(&idx);
+                let sub = bulwark_data::Scaler::fit(&sub, bulwark_data::ScalingKind::MinMax)
+                    .map(|s| s.transform(&sub))
+                    .ok()
+                    .and_then(|r| r.ok())
+                    .unwrap_or(sub);
+                if sub.require_two_classes().is_err() {
+                    continue;
+                }
+                for n_budget in [0.0, 5.0, 20.0, 50.0] {
+                    for c in [0.01, 0.1, 1.0, 10.0, 100.0] {
+                        for tol in [1e-6, 1e-8] {
+                            let name =
+                                format!("{a}v{b} m={m} off={off} N={n_budget} C={c} tol={tol}");
+                            if only.as_ref().is_some_and(|o| *o != name) {
+                                continue;
+                            }
+                            total += 1;
+                            let p = DsxLpParams::new()
+                                .budget(n_budget)
+                                .c(c)
+                                .values(FeatureValues::Uniform)
+                                .tolerance(tol)
+                                .check()
+                                .unwrap();
+                            let mut log = |it: &bulwark_lp::IterationInfo| {
+                                if only.is_some() {
+                                    println!(
+                                        "{:3} pobj {:+.10e} dobj {:+.10e} pres {:.2e} dres {:.2e} gap {:.2e} mu {:.2e} sigma {:.2e} step {:.3}",
+                                        it.iter,
+                                        it.pobj,
+                                        it.dobj,
+                                        it.pres,
+                                        it.dres,
+                                        it.gap,
+                                        it.mu,
+                                        it.sigma,
+                                        it.step
+                                    );
+                                }
+                                std::ops::ControlFlow::Continue(())
+                            };
+                            match p.fit_with_progress(&sub, Some(&mut log)) {
+                                Ok((_, d))
+                                    if (d.objective - d.closed_form_objective).abs()
+                                        > 1e-5 * (1.0 + d.objective) =>
+                                {
+                                    fails += 1;
+                                    println!(
+                                        "{a}v{b} m={m} off={off} N={n_budget} C={c} tol={tol}: objective {} vs closed {}",
+                                        d.objective, d.closed_form_objective
+                                    );
+                                }
+                                Ok(_) => {}
+                                Err(e) => {
+                                    fails += 1;
+                                    println!("{name}: {e}");
+                                    for b in [
+                                        bulwark_deletion::LpBackend::EngineStructured,
+                                        bulwark_deletion::LpBackend::GenericSparse,
+                                    ] {
+                                        let t = std::time::Instant::now();
+                                        let r = DsxLpParams::new()
+                                            .budget(n_budget)
+                                            .c(c)
+                                            .values(FeatureValues::Uniform)
+                                            .tolerance(tol)
+                                            .backend(b)
+                                            .check()
+                                            .unwrap()
+                                            .fit_with_diagnostics(&sub);
+                                        println!(
+                                            "    {b:?}: {:?} in {:.2}s",
+                                            r.map(|(_, d)| (
+                                                d.objective,
+                                                d.closed_form_objective,
+                                                d.iterations
+                                            ))
+                                            .map_err(|e| e.to_string()),
+                                            t.elapsed().as_secs_f64()
+                                        );
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("{fails} failures out of {total}");
+}
