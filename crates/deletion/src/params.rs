@@ -15,6 +15,10 @@ use crate::error::{DeletionError, Result};
 use crate::ipm::{DsxIpm, IpmOptions, Progress};
 use crate::layout::Lp4;
 
+/// Largest LP (variables) for which a numerical failure of both structured solvers falls back to
+/// the generic sparse LDLᵀ (its fill-in grows with the dense coupling to `w`).
+const GENERIC_FALLBACK_MAX_VARS: usize = 300_000;
+
 /// What one LP solve returned, whichever solver ran.
 struct OneSolve {
     factor_seconds: f64,
@@ -292,8 +296,17 @@ impl DsxLp {
                 // next to large variables, e.g. few examples in many dimensions with a small C).
                 // bulwark-lp's homogeneous self-dual engine on the same structured factorisation,
                 // with its regularisation and refinement against the full KKT operator, solves
-                // them: fall back to it and say so.
-                let mut one = self.solve_engine(&layout, LpBackend::EngineStructured, None)?;
+                // them (and, on small problems, the generic sparse backend after it): fall back
+                // and say so in `backend`.
+                // Last resort on small problems: the generic sparse LDLᵀ of the full KKT system.
+                let mut one = match self.solve_engine(&layout, LpBackend::EngineStructured, None) {
+                    Err(DeletionError::NotSolved { .. })
+                        if layout.num_vars() <= GENERIC_FALLBACK_MAX_VARS =>
+                    {
+                        self.solve_engine(&layout, LpBackend::GenericSparse, None)?
+                    }
+                    other => other?,
+                };
                 one.iterations += out.iterations;
                 one.backend = format!(
                     "{} (after dsx-ipm numerical_error: {})",

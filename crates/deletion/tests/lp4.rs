@@ -350,3 +350,58 @@ fn bad_input_is_a_typed_error() {
     let e = DsxLpParams::new().budget(0.0).fit(&one_class).unwrap_err();
     assert!(e.to_string().contains("both classes"), "{e}");
 }
+
+#[test]
+fn degenerate_few_examples_in_many_sparse_dimensions() {
+    // few examples, many mostly-empty non-negative features, box radii far from 1: the regime of
+    // small digit-pair subsets, where slacks and multipliers spread over many orders of
+    // magnitude. Every solve must succeed (falling back to the HSD engine if the custom IPM
+    // breaks down) and agree with the closed form.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(77);
+    let (m, n) = (50, 300);
+    let mut x = vec![0.0; m * n];
+    let mut y = Vec::with_capacity(m);
+    for i in 0..m {
+        let class = i % 2 == 0;
+        for j in 0..n {
+            // two overlapping "digits": class-specific regions plus shared noise
+            let region = if class { j < 40 } else { (30..70).contains(&j) };
+            let p = if region { 0.4 } else { 0.01 };
+            if rng.random_bool(p) {
+                x[i * n + j] = rng.random_range(0.1..1.0);
+            }
+        }
+        y.push(if class { Sign::Pos } else { Sign::Neg });
+    }
+    let d = DenseMatrix::try_new(m, n, x).unwrap();
+    let data = Dataset::binary(
+        "sparse-digits",
+        Features::Sparse(CsrMatrix::from_dense(&d)),
+        y,
+    )
+    .unwrap();
+    for budget in [0.0, 5.0, 20.0] {
+        for c in [0.01, 1.0, 100.0] {
+            let p = DsxLpParams::new()
+                .budget(budget)
+                .c(c)
+                .values(FeatureValues::Uniform)
+                .check()
+                .unwrap();
+            let (model, d) = p
+                .fit_with_diagnostics(&data)
+                .unwrap_or_else(|e| panic!("N = {budget}, C = {c}: {e}"));
+            eprintln!(
+                "N = {budget}, C = {c}: {} iterations, {}",
+                d.iterations, d.backend
+            );
+            assert!(
+                (d.objective - d.closed_form_objective).abs() <= 1e-6 * (1.0 + d.objective),
+                "N = {budget}, C = {c}: LP {} vs closed form {}",
+                d.objective,
+                d.closed_form_objective
+            );
+            assert!(model.max_abs_weight() <= c * (1.0 + 1e-12));
+        }
+    }
+}
