@@ -12,6 +12,9 @@ pub struct Cli {
     /// Data directory holding the non-embedded data sets (default: $BULWARK_DATA).
     #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// No progress bars and no warnings on stderr (errors are still reported).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -26,14 +29,19 @@ pub enum Command {
     /// Solve linear programs.
     #[command(subcommand)]
     Lp(LpCommand),
-    /// Train a classifier and write the model file (JSON).
+    /// Train a classifier and write the model file (.json text or .bin binary).
     #[command(
-        after_help = "Examples:\n  bulwark train --algo lp --data wdbc --scale minmax --budget 5 --C 1 --values mi --out wdbc.json\n  bulwark train --algo lp --data mnist10k --pair 3,8 --scale minmax --budget 50 --values mi --out m38.json --json"
+        after_help = "Examples:\n  bulwark train --algo lp --data wdbc --scale minmax --budget 5 --C 1 --values mi --out wdbc.json\n  bulwark train --algo lp --data mnist10k --pair 3,8 --scale minmax --budget 50 --values mi --out m38.bin --json"
     )]
     Train(TrainArgs),
+    /// Predict labels and scores with a trained model (CSV, or JSON with --json).
+    #[command(
+        after_help = "Examples:\n  bulwark predict --model wdbc.json --data wdbc --out predictions.csv\n  bulwark predict --model wdbc.bin --data new.csv --json"
+    )]
+    Predict(PredictArgs),
     /// Error of a model on (attacked) test data.
     #[command(
-        after_help = "Examples:\n  bulwark eval --model wdbc.json --data wdbc --attack greedy-delete --budget 5 --json\n  bulwark eval --model m.json --data test.csv --attack greedy-corrupt --budget 3 --seed 7"
+        after_help = "Examples:\n  bulwark eval --model wdbc.json --data wdbc --attack greedy-delete --budget 5 --json\n  bulwark eval --model wdbc.json --data wdbc --attack greedy-delete --budgets 0,2,4,6 --json > curve.json\n  bulwark eval --model m.json --data test.csv --attack greedy-corrupt --budget 3 --seed 7"
     )]
     Eval(EvalArgs),
     /// Certified robust error of a linear model under worst-case feature deletion.
@@ -46,6 +54,14 @@ pub enum Command {
         after_help = "Example:\n  bulwark attack --model wdbc.json --data wdbc --attack greedy-delete --budget 5 --out attacked.csv.gz"
     )]
     Attack(AttackArgs),
+    /// Plot error-versus-budget curves from `bulwark eval --json` output (SVG).
+    #[command(
+        after_help = "Examples:\n  bulwark eval --model lp.json --data wdbc --attack greedy-delete --budgets 0,2,4,6 --json > lp.eval.json\n  bulwark plot lp.eval.json svm.eval.json --out curves.svg --title \"wdbc, greedy deletion\""
+    )]
+    Plot(PlotArgs),
+    /// Inspect or convert model files.
+    #[command(subcommand)]
+    Model(ModelCommand),
     /// A short end-to-end demonstration on the embedded wdbc data (no data directory needed).
     #[command(after_help = "Example:\n  bulwark demo --budget 5 --C 1 --seed 1")]
     Demo(DemoArgs),
@@ -59,6 +75,42 @@ pub enum DataCommand {
         after_help = "Examples:\n  bulwark data info wdbc --json\n  bulwark data info mnist10k --data-dir ../shared/data\n  bulwark data info my.libsvm"
     )]
     Info(DataInfoArgs),
+}
+
+/// `bulwark model …`
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Format, algorithm, hyper-parameters and training metadata of a model file.
+    #[command(
+        after_help = "Examples:\n  bulwark model info wdbc.json\n  bulwark model info wdbc.bin --json"
+    )]
+    Info(ModelInfoArgs),
+    /// Rewrite a model file in the encoding named by the output extension (.json or .bin).
+    #[command(after_help = "Example:\n  bulwark model convert wdbc.json --out wdbc.bin")]
+    Convert(ModelConvertArgs),
+}
+
+/// `bulwark model info`
+#[derive(Debug, Args)]
+pub struct ModelInfoArgs {
+    /// The model file (.json or .bin).
+    pub model: PathBuf,
+    /// Print a JSON object (the whole model file) instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `bulwark model convert`
+#[derive(Debug, Args)]
+pub struct ModelConvertArgs {
+    /// The model file to read (.json or .bin).
+    pub input: PathBuf,
+    /// The file to write: `.json` (text) or `.bin` (binary).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Print a JSON object (sizes) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `bulwark data info`
@@ -110,13 +162,13 @@ pub struct LpSolveArgs {
     #[arg(long)]
     pub verbose: bool,
     /// Relative feasibility and gap tolerance.
-    #[arg(long, default_value_t = 1e-8, value_parser = positive_f64)]
+    #[arg(long, default_value_t = 1e-8, value_parser = positive_f64, allow_negative_numbers = true)]
     pub tolerance: f64,
     /// Iteration limit.
     #[arg(long, default_value_t = 200)]
     pub max_iter: u32,
     /// Wall-clock limit in seconds.
-    #[arg(long, value_parser = positive_f64)]
+    #[arg(long, value_parser = positive_f64, allow_negative_numbers = true)]
     pub time_limit: Option<f64>,
 }
 
@@ -184,7 +236,7 @@ pub struct TrainArgs {
     /// the data are used exactly as given.
     #[arg(long, value_enum)]
     pub scale: Option<ScaleArg>,
-    /// Output model file (JSON).
+    /// Output model file: `.json` (text) or `.bin` (compact binary).
     #[arg(long)]
     pub out: PathBuf,
     /// LP backend.
@@ -197,7 +249,7 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Solver tolerance (default: the learner's own; 1e-8 for the LP).
-    #[arg(long, value_parser = positive_f64)]
+    #[arg(long, value_parser = positive_f64, allow_negative_numbers = true)]
     pub tolerance: Option<f64>,
     /// O2B: passes over the training data (more than one is beyond DSX's theory).
     #[arg(long, default_value_t = 1)]
@@ -228,16 +280,16 @@ fn positive_f64(s: &str) -> Result<f64, String> {
 /// Data and task shared by the evaluation commands.
 #[derive(Debug, Args)]
 pub struct EvalData {
-    /// Model file written by `bulwark train`.
+    /// Model file written by `bulwark train` (.json or .bin).
     #[arg(long)]
     pub model: PathBuf,
     /// Test data: a built-in name or a file (scaled with the model's scaler, if it has one).
     #[arg(long)]
     pub data: String,
-    /// Binary task from two classes A,B (A becomes +1).
+    /// Binary task from two classes A,B, A = +1 (default: the model's training task).
     #[arg(long, value_name = "A,B", conflicts_with = "positive")]
     pub pair: Option<String>,
-    /// Binary task: this class is +1, all others -1.
+    /// Binary task: this class is +1, all others -1 (default: the model's training task).
     #[arg(long, value_name = "CLASS")]
     pub positive: Option<String>,
     /// Feature values of the adversary's budget: `model` (those the model was trained with,
@@ -275,9 +327,62 @@ pub struct EvalArgs {
     /// Adversary budget N (total value of deleted/corrupted features per example).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub budget: f64,
+    /// Several budgets, comma-separated: an error-versus-budget curve (input of `bulwark plot`).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        num_args = 1..,
+        allow_negative_numbers = true,
+        conflicts_with = "budget",
+        value_name = "N1,N2,..."
+    )]
+    pub budgets: Option<Vec<f64>>,
     /// Seed of randomised attacks.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+}
+
+/// `bulwark predict`
+#[derive(Debug, Args)]
+pub struct PredictArgs {
+    /// Model file written by `bulwark train` (.json or .bin).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Data: a built-in name or a file (scaled with the model's scaler, if it has one).
+    #[arg(long)]
+    pub data: String,
+    /// Binary task from two classes A,B, A = +1 (default: the model's training task).
+    #[arg(long, value_name = "A,B", conflicts_with = "positive")]
+    pub pair: Option<String>,
+    /// Binary task: this class is +1, all others -1 (default: the model's training task).
+    #[arg(long, value_name = "CLASS")]
+    pub positive: Option<String>,
+    /// Write the predictions here (CSV: index,score,prediction,label) instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print a JSON object (error and one record per example) instead of CSV.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `bulwark plot`
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// One or more files written by `bulwark eval --json` (one curve each).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output SVG file.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Plot title.
+    #[arg(long, default_value = "Error under attack")]
+    pub title: String,
+    /// Logarithmic budget axis (budgets must be > 0).
+    #[arg(long)]
+    pub log_x: bool,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `bulwark certify`
@@ -310,7 +415,7 @@ pub struct AttackArgs {
     /// Seed of randomised attacks.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Output CSV file (`.csv` or `.csv.gz`), header `label,<features>`.
+    /// Output CSV file (`.csv` or `.csv.gz`), header `label,<features>`; written atomically.
     #[arg(long)]
     pub out: PathBuf,
 }

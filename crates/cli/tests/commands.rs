@@ -1,4 +1,5 @@
-//! `bulwark train / eval / certify / attack / lp solve` end to end, and their bad inputs.
+//! `bulwark train / predict / eval / certify / attack / model / lp solve` end to end (bad inputs:
+//! the corpus run by `bad_input.rs`).
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -19,17 +20,6 @@ fn ok_json(args: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&o.stderr)
     );
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
-fn fails_with(args: &[&str], needle: &str) {
-    let o = bulwark(args);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{args:?} should fail: {err}");
-    assert!(
-        err.contains(needle),
-        "{args:?}: expected `{needle}` in `{err}`"
-    );
-    assert!(!err.contains("panicked"), "{args:?}: {err}");
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -180,157 +170,6 @@ fn lp_solve_afiro() {
 }
 
 #[test]
-fn bad_inputs_across_commands() {
-    let model = tmp("m.json");
-    let m = model.to_str().unwrap();
-    let o = bulwark(&[
-        "train", "--algo", "lp", "--data", "wdbc", "--scale", "minmax", "--budget", "2", "--out", m,
-    ]);
-    assert!(o.status.success());
-    fails_with(
-        &[
-            "train", "--algo", "lp", "--data", "wdbc", "--budget", "-1", "--out", m,
-        ],
-        "budget",
-    );
-    fails_with(
-        &[
-            "train", "--algo", "lp", "--data", "wdbc", "--budget", "30", "--out", m,
-        ],
-        "budget",
-    );
-    fails_with(
-        &[
-            "train", "--algo", "lp", "--data", "wdbc", "--C", "nan", "--out", m,
-        ],
-        "`C`",
-    );
-    fails_with(
-        &[
-            "train", "--algo", "lp", "--data", "wdbc", "--C", "-2", "--out", m,
-        ],
-        "`C`",
-    );
-    fails_with(
-        &["train", "--algo", "magic", "--data", "wdbc", "--out", m],
-        "invalid value 'magic'",
-    );
-    fails_with(
-        &[
-            "train", "--algo", "lp", "--data", "wdbc", "--pair", "benign", "--out", m,
-        ],
-        "--pair",
-    );
-    fails_with(
-        &[
-            "train",
-            "--algo",
-            "lp",
-            "--data",
-            "wdbc",
-            "--positive",
-            "nope",
-            "--out",
-            m,
-        ],
-        "nope",
-    );
-    let vals = tmp("values.txt");
-    std::fs::write(&vals, "1\n2\n").unwrap();
-    fails_with(
-        &[
-            "train",
-            "--algo",
-            "lp",
-            "--data",
-            "wdbc",
-            "--values",
-            vals.to_str().unwrap(),
-            "--out",
-            m,
-        ],
-        "2 feature values",
-    );
-    std::fs::write(&vals, "1\nx\n").unwrap();
-    fails_with(
-        &[
-            "train",
-            "--algo",
-            "lp",
-            "--data",
-            "wdbc",
-            "--values",
-            vals.to_str().unwrap(),
-            "--out",
-            m,
-        ],
-        ":2",
-    );
-    // model files
-    fails_with(
-        &["eval", "--model", m, "--data", "spambase"],
-        "feature count",
-    );
-    fails_with(
-        &[
-            "eval",
-            "--model",
-            m,
-            "--data",
-            "wdbc",
-            "--attack",
-            "greedy-delete",
-            "--budget",
-            "-3",
-        ],
-        "budget",
-    );
-    let text = std::fs::read_to_string(&model).unwrap();
-    let trunc = tmp("trunc.json");
-    std::fs::write(&trunc, &text[..text.len() / 2]).unwrap();
-    fails_with(
-        &["eval", "--model", trunc.to_str().unwrap(), "--data", "wdbc"],
-        "not a valid bulwark model file",
-    );
-    let v9 = tmp("v9.json");
-    std::fs::write(
-        &v9,
-        text.replace("\"format_version\": 1", "\"format_version\": 9"),
-    )
-    .unwrap();
-    fails_with(
-        &["eval", "--model", v9.to_str().unwrap(), "--data", "wdbc"],
-        "version 9 is not supported",
-    );
-    fails_with(
-        &[
-            "eval",
-            "--model",
-            tmp("absent.json").to_str().unwrap(),
-            "--data",
-            "wdbc",
-        ],
-        "absent.json",
-    );
-    fails_with(
-        &["certify", "--model", m, "--data", "wdbc", "--budget", "inf"],
-        "budget",
-    );
-    // LP input
-    let bad = tmp("bad.mps");
-    std::fs::write(
-        &bad,
-        "NAME X\nROWS\n N obj\nCOLUMNS\n x1 nosuchrow 1\nENDATA\n",
-    )
-    .unwrap();
-    fails_with(&["lp", "solve", bad.to_str().unwrap()], "nosuchrow");
-    fails_with(
-        &["lp", "solve", tmp("absent.mps").to_str().unwrap()],
-        "absent.mps",
-    );
-}
-
-#[test]
 fn every_learner_trains_from_the_command_line() {
     for algo in ["o2b", "svm", "fdrop", "logreg"] {
         let model = tmp(&format!("{algo}.json"));
@@ -362,87 +201,247 @@ fn every_learner_trains_from_the_command_line() {
             "--json",
         ]);
         assert!(e["error"].as_f64().unwrap() >= e["clean_error"].as_f64().unwrap());
+        // the binary encoding of the same run predicts identically
+        let bin = tmp(&format!("{algo}.bin"));
+        let b = bin.to_str().unwrap();
+        assert!(
+            bulwark(&["model", "convert", m, "--out", b])
+                .status
+                .success()
+        );
+        assert_eq!(predict(m), predict(b), "{algo}");
     }
-    let m = tmp("x.json");
-    let m = m.to_str().unwrap();
-    fails_with(
-        &[
-            "train", "--algo", "o2b", "--data", "wdbc", "--epochs", "0", "--out", m,
-        ],
-        "epochs",
+}
+
+fn predict(model: &str) -> Vec<u8> {
+    let o = bulwark(&["predict", "--model", model, "--data", "wdbc"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o.stdout
+}
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn json_and_binary_models_of_one_run_predict_identically() {
+    let (json, bin, back) = (tmp("run.json"), tmp("run.bin"), tmp("run-back.json"));
+    let (j, b, k) = (
+        json.to_str().unwrap(),
+        bin.to_str().unwrap(),
+        back.to_str().unwrap(),
     );
-    fails_with(
-        &[
-            "train", "--algo", "svm", "--data", "wdbc", "--C", "-1", "--out", m,
-        ],
-        "`C`",
+    let t = ok_json(&[
+        "train", "--algo", "lp", "--data", "wdbc", "--scale", "standard", "--values", "mi",
+        "--budget", "3", "--out", j, "--json",
+    ]);
+    assert!(t["fingerprint"].as_str().unwrap().starts_with("sha256:"));
+    let c = ok_json(&["model", "convert", j, "--out", b, "--json"]);
+    let (jb, bb) = (
+        c["input_bytes"].as_u64().unwrap(),
+        c["output_bytes"].as_u64().unwrap(),
     );
-    fails_with(
-        &[
-            "train", "--algo", "fdrop", "--data", "wdbc", "--C", "inf", "--out", m,
-        ],
-        "`C`",
+    assert!(bb * 2 < jb, "binary {bb} bytes vs JSON {jb} bytes");
+    assert_eq!(predict(j), predict(b));
+    // JSON → binary → JSON loses nothing, down to the last bit of every weight
+    assert!(
+        bulwark(&["model", "convert", b, "--out", k])
+            .status
+            .success()
     );
-    fails_with(
-        &[
-            "train", "--algo", "logreg", "--data", "wdbc", "--l2", "nan", "--out", m,
-        ],
-        "l2",
-    );
-    fails_with(
-        &[
-            "train", "--algo", "o2b", "--data", "wdbc", "--budget", "40", "--out", m,
-        ],
-        "budget",
-    );
-    let one = tmp("one.csv");
-    std::fs::write(&one, "label,a,b\nx,1,2\nx,3,4\n").unwrap();
-    fails_with(
-        &[
-            "train",
-            "--algo",
-            "svm",
-            "--data",
-            one.to_str().unwrap(),
-            "--positive",
-            "x",
-            "--out",
-            m,
-        ],
-        "both classes",
-    );
-    let nan_values = tmp("nan-values.txt");
-    std::fs::write(&nan_values, vec!["nan"; 30].join("\n")).unwrap();
-    let lp = tmp("lp-for-values.json");
+    assert_eq!(std::fs::read(&json).unwrap(), std::fs::read(&back).unwrap());
+    // the same training run written directly as binary: the same model
+    let direct = tmp("direct.bin");
+    let d = direct.to_str().unwrap();
     assert!(
         bulwark(&[
-            "train",
-            "--algo",
-            "lp",
-            "--data",
-            "wdbc",
-            "--scale",
-            "minmax",
-            "--out",
-            lp.to_str().unwrap()
+            "train", "--algo", "lp", "--data", "wdbc", "--scale", "standard", "--values", "mi",
+            "--budget", "3", "--out", d,
         ])
         .status
         .success()
     );
-    fails_with(
-        &[
+    let (x, y) = (
+        ok_json(&["model", "info", j, "--json"]),
+        ok_json(&["model", "info", d, "--json"]),
+    );
+    for field in ["weights", "bias", "scaler", "hyper_parameters", "training"] {
+        assert_eq!(x[field], y[field], "{field}");
+    }
+    assert_eq!(predict(j), predict(d));
+}
+
+#[test]
+fn models_from_another_crate_version_of_the_same_format_load() {
+    let (j, b) = (
+        fixture("model-v2-from-0.0.1.json"),
+        fixture("model-v2-from-0.0.1.bin"),
+    );
+    for m in [&j, &b] {
+        let info = ok_json(&["model", "info", m, "--json"]);
+        assert_eq!(info["crate_version"], "0.0.1", "{m}");
+        assert_eq!(info["format_version"], 2, "{m}");
+        // trained on all of wdbc: predicting wdbc reproduces the recorded training error
+        let p = ok_json(&["predict", "--model", m, "--data", "wdbc", "--json"]);
+        assert_eq!(p["n_examples"], 569);
+        assert_eq!(p["error"], info["training"]["training_error"], "{m}");
+        let first = &p["predictions"][0];
+        assert!(first["score"].is_number() && first["prediction"].is_string());
+    }
+    assert_eq!(predict(&j), predict(&b));
+}
+
+#[test]
+fn predict_writes_csv_and_warns_about_renamed_columns() {
+    let m = fixture("model-v2-from-0.0.1.bin");
+    let out = tmp("pred.csv");
+    let o = bulwark(&[
+        "predict",
+        "--model",
+        &m,
+        "--data",
+        "wdbc",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("569 predictions"));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "index,score,prediction,label");
+    assert_eq!(lines.len(), 570);
+    // same feature count, other column names: predicted, with a warning unless --quiet
+    let mut csv = String::from("label");
+    for j in 0..30 {
+        csv.push_str(&format!(",x{j}"));
+    }
+    csv.push_str(&format!(
+        "\nbenign{}\nmalignant{}\n",
+        ",0".repeat(30),
+        ",1".repeat(30)
+    ));
+    let data = tmp("renamed.csv");
+    std::fs::write(&data, csv).unwrap();
+    let d = data.to_str().unwrap();
+    let loud = bulwark(&["predict", "--model", &m, "--data", d]);
+    assert!(loud.status.success());
+    let warning = String::from_utf8_lossy(&loud.stderr);
+    assert!(
+        warning.starts_with("warning: ") && warning.contains("`x0`"),
+        "{warning}"
+    );
+    let quiet = bulwark(&["predict", "--model", &m, "--data", d, "--quiet"]);
+    assert!(quiet.status.success() && quiet.stderr.is_empty());
+    assert_eq!(quiet.stdout, loud.stdout);
+}
+
+#[test]
+fn eval_budgets_give_a_curve_consistent_with_single_budgets() {
+    let m = fixture("model-v2-from-0.0.1.json");
+    let curve = ok_json(&[
+        "eval",
+        "--model",
+        &m,
+        "--data",
+        "wdbc",
+        "--attack",
+        "greedy-delete",
+        "--budgets",
+        "0,2,4",
+        "--json",
+    ]);
+    let points = curve["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    let errors: Vec<f64> = points
+        .iter()
+        .map(|p| p["error"].as_f64().unwrap())
+        .collect();
+    assert!(errors.windows(2).all(|w| w[0] <= w[1]), "{errors:?}");
+    assert_eq!(curve["clean_error"], points[0]["error"]);
+    let single = ok_json(&[
+        "eval",
+        "--model",
+        &m,
+        "--data",
+        "wdbc",
+        "--attack",
+        "greedy-delete",
+        "--budget",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(single["error"], points[2]["error"]);
+    assert_eq!(single["algorithm"], "lp");
+}
+
+#[test]
+fn every_command_has_an_example_in_its_help() {
+    for cmd in [
+        &["train"][..],
+        &["predict"],
+        &["eval"],
+        &["certify"],
+        &["attack"],
+        &["plot"],
+        &["demo"],
+        &["data", "info"],
+        &["lp", "solve"],
+        &["model", "info"],
+        &["model", "convert"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.push("--help");
+        let o = bulwark(&args);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{cmd:?}");
+        assert!(text.contains("Example"), "{cmd:?}: no example");
+        assert!(text.contains("--quiet"), "{cmd:?}: no --quiet");
+        let example = format!("bulwark {}", cmd.join(" "));
+        assert!(
+            text.contains(&example),
+            "{cmd:?}: example does not run `{example}`"
+        );
+    }
+}
+
+#[test]
+fn plot_joins_single_budget_evaluations_into_one_curve() {
+    let m = fixture("model-v2-from-0.0.1.bin");
+    let mut inputs = Vec::new();
+    for b in ["4", "0", "2"] {
+        let o = bulwark(&[
             "eval",
             "--model",
-            lp.to_str().unwrap(),
+            &m,
             "--data",
             "wdbc",
             "--attack",
             "greedy-delete",
             "--budget",
-            "1",
-            "--values",
-            nan_values.to_str().unwrap(),
-        ],
-        "must be finite",
+            b,
+            "--json",
+        ]);
+        assert!(o.status.success());
+        let p = tmp(&format!("eval-{b}.json"));
+        std::fs::write(&p, &o.stdout).unwrap();
+        inputs.push(p.display().to_string());
+    }
+    let svg = tmp("curve.svg");
+    let mut args = vec!["plot".to_string()];
+    args.extend(inputs);
+    args.extend(["--out", svg.to_str().unwrap(), "--json"].map(String::from));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let v = ok_json(&refs);
+    assert_eq!(v["curves"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["curves"][0]["points"], 3);
+    assert_eq!(
+        v["curves"][0]["label"],
+        "model-v2-from-0.0.1: greedy-delete"
     );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("<svg") && text.contains("greedy-delete"));
 }

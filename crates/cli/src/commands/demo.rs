@@ -18,6 +18,7 @@ use bulwark_online::{O2bParams, SvmParams};
 use serde::Serialize;
 
 use crate::args::DemoArgs;
+use crate::ui::Ui;
 
 #[derive(Debug, Serialize)]
 struct Learner {
@@ -38,7 +39,7 @@ struct Demo {
     lp_certified_robust_error: f64,
 }
 
-pub(crate) fn run(args: &DemoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn run(args: &DemoArgs, ui: Ui, out: &mut dyn Write) -> anyhow::Result<()> {
     let (raw, _) = load("wdbc", None)?;
     let data = binary_task(&raw, &BinaryTask::Natural)?;
     let split = train_test(&data, 0.3, true, args.seed)?;
@@ -54,6 +55,7 @@ pub(crate) fn run(args: &DemoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let attack = Attack::new(AttackKind::GreedyDelete).with_values(values.clone())?;
     let given = FeatureValues::Given(values.clone());
 
+    let spinner = ui.spinner(args.json, "training LP, O2B and SVM on wdbc");
     let lp = DsxLpParams::new()
         .budget(n)
         .c(args.c)
@@ -67,6 +69,7 @@ pub(crate) fn run(args: &DemoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .shuffle_seed(Some(args.seed))
         .fit(&train)?;
     let svm = SvmParams::new().c(args.c).fit(&train)?;
+    spinner.finish_and_clear();
     let mut learners = Vec::new();
     for (name, model, secs) in [
         ("lp", &lp.model, lp.report.seconds),

@@ -5,36 +5,69 @@ use std::io::Write;
 use std::path::Path;
 
 use bulwark_adversary::{
-    Attack, AttackBudget, AttackKind, CertifyOptions, attacked_dataset, certify_with, evaluate,
+    Attack, AttackBudget, AttackKind, CertifyOptions, EvalReport, attacked_dataset, certify_with,
+    evaluate,
 };
 use bulwark_core::{Dataset, Error, LinearModel};
+use serde::Serialize;
 
 use crate::args::{AttackArg, AttackArgs, CertifyArgs, EvalArgs, EvalData};
-use crate::commands::model::{ModelFile, write_atomic};
+use crate::commands::model::{ModelFile, check_output_dir, write_atomic};
 use crate::commands::train::{task_of, values_of};
+use crate::ui::Ui;
 
-/// The model, and the test data prepared the way the model expects (task, scaling).
-fn prepare(
-    common: &EvalData,
+/// The model, and data prepared the way the model expects: the task (the model's training
+/// task unless `pair`/`positive` is given), the same feature count, the model's scaling.
+pub(crate) fn prepare(
+    model_path: &Path,
+    data: &str,
+    pair: Option<&str>,
+    positive: Option<&str>,
     dir: Option<&Path>,
+    ui: Ui,
 ) -> anyhow::Result<(ModelFile, LinearModel, Dataset)> {
-    let (file, model) = ModelFile::read(&common.model)?;
-    let (raw, _) = bulwark_data::load(&common.data, dir)?;
-    let task = bulwark_data::binary_task(
-        &raw,
-        &task_of(common.pair.as_deref(), common.positive.as_deref())?,
-    )?;
+    let (file, model) = ModelFile::read(model_path)?;
+    let (raw, _) = bulwark_data::load(data, dir)?;
+    let (pair, positive) = match (pair, positive) {
+        (None, None) => (
+            file.training.pair.as_deref(),
+            file.training.positive.as_deref(),
+        ),
+        given => given,
+    };
+    let task = bulwark_data::binary_task(&raw, &task_of(pair, positive)?)?;
     if task.n_features() != model.weights.len() {
         return Err(Error::shape(
             format!(
                 "model {} vs data {}: feature count",
-                common.model.display(),
-                common.data
+                model_path.display(),
+                data
             ),
             model.weights.len(),
             task.n_features(),
         )
         .into());
+    }
+    if task.feature_names() != file.training.feature_names.as_slice() {
+        let k = task
+            .feature_names()
+            .iter()
+            .zip(&file.training.feature_names)
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        ui.warn(&format!(
+            "{data}: feature {} is named `{}`, but the model was trained on `{}` (same count, different columns?)",
+            k + 1,
+            task.feature_names()[k],
+            file.training.feature_names[k]
+        ));
+    }
+    if task.class_names() != file.training.classes.as_slice() {
+        ui.warn(&format!(
+            "{data}: classes (-1, +1) are ({}), but the model was trained on ({})",
+            task.class_names().join(", "),
+            file.training.classes.join(", ")
+        ));
     }
     let data = match &file.scaler {
         Some(s) => s.transform(&task)?,
@@ -43,18 +76,54 @@ fn prepare(
     Ok((file, model, data))
 }
 
+fn prepare_common(
+    common: &EvalData,
+    dir: Option<&Path>,
+    ui: Ui,
+) -> anyhow::Result<(ModelFile, LinearModel, Dataset)> {
+    prepare(
+        &common.model,
+        &common.data,
+        common.pair.as_deref(),
+        common.positive.as_deref(),
+        dir,
+        ui,
+    )
+}
+
 /// Resolves `--values`; `model` takes the values stored in the model file (else uniform).
 fn values(common: &EvalData, file: &ModelFile, data: &Dataset) -> anyhow::Result<Vec<f64>> {
     if common.values == "model" {
-        let stored: Option<Vec<f64>> = file
+        return Ok(file
             .hyper_parameters
-            .get("feature_values")
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
-        return Ok(stored
-            .filter(|v| v.len() == data.n_features())
+            .feature_values()
+            .map(<[f64]>::to_vec)
             .unwrap_or_else(|| vec![1.0; data.n_features()]));
     }
     values_of(&common.values, data)
+}
+
+/// `eval --json` for one budget: the report plus what was evaluated.
+#[derive(Debug, Serialize)]
+struct EvalOutput<'a> {
+    model: String,
+    algorithm: &'a str,
+    data: &'a str,
+    #[serde(flatten)]
+    report: &'a EvalReport,
+}
+
+/// `eval --budgets … --json`: an error-versus-budget curve (the input of `bulwark plot`).
+#[derive(Debug, Serialize)]
+struct CurveOutput<'a> {
+    model: String,
+    algorithm: &'a str,
+    data: &'a str,
+    attack: &'a str,
+    seed: u64,
+    n_examples: usize,
+    clean_error: f64,
+    points: Vec<EvalReport>,
 }
 
 fn attack_of(kind: AttackArg, values: Vec<f64>, file: &ModelFile) -> anyhow::Result<Attack> {
@@ -79,13 +148,32 @@ fn attack_of(kind: AttackArg, values: Vec<f64>, file: &ModelFile) -> anyhow::Res
     Ok(attack)
 }
 
-pub(crate) fn eval(args: &EvalArgs, dir: Option<&Path>, out: &mut dyn Write) -> anyhow::Result<()> {
-    let (file, model, data) = prepare(&args.common, dir)?;
+pub(crate) fn eval(
+    args: &EvalArgs,
+    dir: Option<&Path>,
+    ui: Ui,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let (file, model, data) = prepare_common(&args.common, dir, ui)?;
     let v = values(&args.common, &file, &data)?;
     let attack = attack_of(args.attack, v, &file)?;
+    if let Some(budgets) = &args.budgets {
+        return eval_curve(args, budgets, &file, &model, &data, &attack, ui, out);
+    }
+    let spinner = ui.spinner(
+        args.common.json,
+        format!("{} on {} examples", attack.name(), data.len()),
+    );
     let report = evaluate(&model, &data, &attack, args.budget, args.seed)?;
+    spinner.finish_and_clear();
     if args.common.json {
-        serde_json::to_writer_pretty(&mut *out, &report)?;
+        let o = EvalOutput {
+            model: args.common.model.display().to_string(),
+            algorithm: &file.algorithm,
+            data: &args.common.data,
+            report: &report,
+        };
+        serde_json::to_writer_pretty(&mut *out, &o)?;
         writeln!(out)?;
     } else {
         writeln!(out, "model        {}", args.common.model.display())?;
@@ -113,12 +201,69 @@ pub(crate) fn eval(args: &EvalArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
     Ok(())
 }
 
+fn eval_curve(
+    args: &EvalArgs,
+    budgets: &[f64],
+    file: &ModelFile,
+    model: &LinearModel,
+    data: &Dataset,
+    attack: &Attack,
+    ui: Ui,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    // validate every budget before the first (possibly long) attack
+    for &b in budgets {
+        bulwark_core::error::check_nonnegative("budgets", b)?;
+    }
+    let bar = ui.bar(
+        args.common.json,
+        budgets.len() as u64,
+        format!("{} at {} budgets", attack.name(), budgets.len()),
+    );
+    let mut points = Vec::with_capacity(budgets.len());
+    for &b in budgets {
+        points.push(evaluate(model, data, attack, b, args.seed)?);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let curve = CurveOutput {
+        model: args.common.model.display().to_string(),
+        algorithm: &file.algorithm,
+        data: &args.common.data,
+        attack: attack.name(),
+        seed: args.seed,
+        n_examples: data.len(),
+        clean_error: points.first().map_or(0.0, |p| p.clean_error),
+        points,
+    };
+    if args.common.json {
+        serde_json::to_writer_pretty(&mut *out, &curve)?;
+        writeln!(out)?;
+    } else {
+        writeln!(out, "model        {}", curve.model)?;
+        writeln!(
+            out,
+            "data         {} ({} examples)",
+            data.name(),
+            curve.n_examples
+        )?;
+        writeln!(out, "attack       {} (seed {})", curve.attack, curve.seed)?;
+        writeln!(out, "clean error  {:.4}", curve.clean_error)?;
+        writeln!(out, "budget      error")?;
+        for p in &curve.points {
+            writeln!(out, "{:>6}     {:.4}", p.budget.unwrap_or(0.0), p.error)?;
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn certify(
     args: &CertifyArgs,
     dir: Option<&Path>,
+    ui: Ui,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let (file, model, data) = prepare(&args.common, dir)?;
+    let (file, model, data) = prepare_common(&args.common, dir, ui)?;
     let v = values(&args.common, &file, &data)?;
     let budget = AttackBudget::try_new(v, args.budget)?;
     let opts = CertifyOptions {
@@ -126,7 +271,12 @@ pub(crate) fn certify(
         node_limit: args.node_limit,
         per_example: args.per_example,
     };
+    let spinner = ui.spinner(
+        args.common.json,
+        format!("certifying {} examples", data.len()),
+    );
     let cert = certify_with(&model, &data, &budget, &opts)?;
+    spinner.finish_and_clear();
     if args.common.json {
         serde_json::to_writer_pretty(&mut *out, &cert)?;
         writeln!(out)?;
@@ -162,12 +312,19 @@ pub(crate) fn certify(
 pub(crate) fn attack(
     args: &AttackArgs,
     dir: Option<&Path>,
+    ui: Ui,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let (file, model, data) = prepare(&args.common, dir)?;
+    check_output_dir(&args.out)?;
+    let (file, model, data) = prepare_common(&args.common, dir, ui)?;
     let v = values(&args.common, &file, &data)?;
     let attack = attack_of(args.attack, v, &file)?;
+    let spinner = ui.spinner(
+        args.common.json,
+        format!("{} on {} examples", attack.name(), data.len()),
+    );
     let attacked = attacked_dataset(&model, &data, &attack, args.budget, args.seed)?;
+    spinner.finish_and_clear();
     // back to the data's original units, so the file reads like the input
     let dense = attacked.features().to_dense();
     let mut body = Vec::new();
@@ -199,11 +356,20 @@ pub(crate) fn attack(
         body
     };
     write_atomic(&args.out, &bytes)?;
-    writeln!(
-        out,
-        "wrote {} attacked examples to {}",
-        attacked.len(),
-        args.out.display()
-    )?;
+    if args.common.json {
+        let o = serde_json::json!({
+            "attack": attack.name(), "budget": args.budget, "seed": args.seed,
+            "n_examples": attacked.len(), "out": args.out.display().to_string(),
+        });
+        serde_json::to_writer_pretty(&mut *out, &o)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "wrote {} attacked examples to {}",
+            attacked.len(),
+            args.out.display()
+        )?;
+    }
     Ok(())
 }

@@ -4,8 +4,9 @@ use anyhow::Context;
 use bulwark_lp::{IpmSettings, IpmSolver, read_mps};
 
 use crate::args::LpSolveArgs;
+use crate::ui::Ui;
 
-pub(crate) fn solve(args: &LpSolveArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn solve(args: &LpSolveArgs, ui: Ui, out: &mut dyn Write) -> anyhow::Result<()> {
     let problem = read_mps(&args.file).with_context(|| args.file.display().to_string())?;
     let mut b = IpmSettings::builder()
         .tolerance(args.tolerance)
@@ -16,10 +17,31 @@ pub(crate) fn solve(args: &LpSolveArgs, out: &mut dyn Write) -> anyhow::Result<(
     }
     let settings = b.build().context("invalid solver settings")?;
     let mut solver = IpmSolver::new(&problem, settings)?;
+    // the iteration log and the spinner both write to stderr: one or the other
+    let spinner = ui.spinner(
+        args.json || args.verbose,
+        format!(
+            "interior point on {} ({} x {})",
+            args.file.display(),
+            problem.num_rows(),
+            problem.num_vars()
+        ),
+    );
     if args.verbose {
         solver = solver.with_log(std::io::stderr());
+    } else if !spinner.is_hidden() {
+        let pb = spinner.clone();
+        solver = solver.with_callback(move |info| {
+            pb.set_message(format!(
+                "interior point: iteration {}, gap {:.1e}, primal res {:.1e}",
+                info.iter, info.gap, info.pres
+            ));
+            std::ops::ControlFlow::Continue(())
+        });
     }
-    let solution = solver.solve()?;
+    let solution = solver.solve();
+    spinner.finish_and_clear();
+    let solution = solution?;
     let summary = solution.summary(&problem);
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &summary)?;

@@ -11,7 +11,10 @@ use bulwark_online::{FdropParams, LogregParams, O2bParams, SvmParams};
 use serde_json::json;
 
 use crate::args::{Algo, BackendArg, ScaleArg, TrainArgs};
-use crate::commands::model::ModelFile;
+use crate::commands::model::{
+    Encoding, HyperParameters, ModelFile, Training, check_output_dir, fingerprint,
+};
+use crate::ui::Ui;
 
 /// The binary task chosen by `--pair` / `--positive`.
 pub(crate) fn task_of(pair: Option<&str>, positive: Option<&str>) -> anyhow::Result<BinaryTask> {
@@ -69,31 +72,65 @@ pub(crate) fn values_of(spec: &str, train: &Dataset) -> anyhow::Result<Vec<f64>>
     }
 }
 
+/// Training data prepared for a learner.
+struct Prepared {
+    /// The binary task, scaled when asked.
+    data: Dataset,
+    scaler: Option<Scaler>,
+    /// [`fingerprint`] of the task before scaling.
+    fingerprint: String,
+}
+
 /// Loads data, applies the task and the optional scaling (fitted here).
-pub(crate) fn prepare(
+fn prepare(
     data: &str,
     pair: Option<&str>,
     positive: Option<&str>,
     scale: Option<ScaleArg>,
     dir: Option<&Path>,
-) -> anyhow::Result<(Dataset, Option<Scaler>)> {
+) -> anyhow::Result<Prepared> {
     let (raw, _) = load(data, dir)?;
     let task = binary_task(&raw, &task_of(pair, positive)?)?;
-    match scale {
-        None => Ok((task, None)),
+    let fingerprint = fingerprint(&task);
+    Ok(match scale {
+        None => Prepared {
+            data: task,
+            scaler: None,
+            fingerprint,
+        },
         Some(s) => {
-            let kind = match s {
-                ScaleArg::Minmax => ScalingKind::MinMax,
-                ScaleArg::Standard => ScalingKind::Standard,
-            };
+            let kind = scaling_kind(s);
             let scaler = Scaler::fit(&task, kind)?;
-            Ok((scaler.transform(&task)?, Some(scaler)))
+            Prepared {
+                data: scaler.transform(&task)?,
+                scaler: Some(scaler),
+                fingerprint,
+            }
         }
+    })
+}
+
+fn scaling_kind(s: ScaleArg) -> ScalingKind {
+    match s {
+        ScaleArg::Minmax => ScalingKind::MinMax,
+        ScaleArg::Standard => ScalingKind::Standard,
     }
 }
 
-pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> anyhow::Result<()> {
-    let (train, scaler) = prepare(
+pub(crate) fn run(
+    args: &TrainArgs,
+    dir: Option<&Path>,
+    ui: Ui,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    // refuse an unwritable output before any long computation
+    Encoding::for_output(&args.out)?;
+    check_output_dir(&args.out)?;
+    let Prepared {
+        data: train,
+        scaler,
+        fingerprint,
+    } = prepare(
         &args.data,
         args.pair.as_deref(),
         args.positive.as_deref(),
@@ -102,6 +139,16 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
     )?;
     let values = values_of(&args.values, &train)?;
     let tol = args.tolerance;
+    let algo = format!("{:?}", args.algo).to_lowercase();
+    let spinner = ui.spinner(
+        args.json,
+        format!(
+            "training {algo} on {} ({} x {})",
+            train.name(),
+            train.len(),
+            train.n_features()
+        ),
+    );
     let (fitted, hyper) = match args.algo {
         Algo::Lp => {
             let backend = match args.backend {
@@ -117,12 +164,30 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
                 .chunks(args.chunks)
                 .seed(args.seed)
                 .tolerance(tol.unwrap_or(1e-8));
-            let hyper = json!({
-                "budget": args.budget, "C": args.c, "values": args.values, "feature_values": values,
-                "backend": format!("{:?}", args.backend).to_lowercase(), "chunks": args.chunks,
-                "seed": args.seed, "tolerance": tol.unwrap_or(1e-8),
-            });
-            (params.fit(&train)?, hyper)
+            let hyper = HyperParameters::Lp {
+                budget: args.budget,
+                c: args.c,
+                values: args.values.clone(),
+                feature_values: values,
+                backend: format!("{:?}", args.backend).to_lowercase(),
+                chunks: args.chunks,
+                seed: args.seed,
+                tolerance: tol.unwrap_or(1e-8),
+            };
+            let fitted = if spinner.is_hidden() {
+                params.fit(&train)?
+            } else {
+                let pb = spinner.clone();
+                let mut progress = move |info: &bulwark_lp::IterationInfo| {
+                    pb.set_message(format!(
+                        "LP (4) interior point: iteration {}, gap {:.1e}, primal res {:.1e}",
+                        info.iter, info.gap, info.pres
+                    ));
+                    std::ops::ControlFlow::Continue(())
+                };
+                params.fit_with_progress(&train, Some(&mut progress))?
+            };
+            (fitted, hyper)
         }
         Algo::O2b => {
             if args.epochs == 0 {
@@ -134,10 +199,14 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
                 .values(FeatureValues::Given(values.clone()))
                 .epochs(args.epochs)
                 .shuffle_seed(Some(args.seed));
-            let hyper = json!({
-                "budget": args.budget, "C": args.c, "values": args.values, "feature_values": values,
-                "epochs": args.epochs, "seed": args.seed,
-            });
+            let hyper = HyperParameters::O2b {
+                budget: args.budget,
+                c: args.c,
+                values: args.values.clone(),
+                feature_values: values,
+                epochs: args.epochs,
+                seed: args.seed,
+            };
             (params.fit(&train)?, hyper)
         }
         Algo::Svm | Algo::Fdrop => {
@@ -157,7 +226,11 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
                 }
                 (
                     p.fit(&train)?,
-                    json!({"C": args.c, "seed": args.seed, "tolerance": tol}),
+                    HyperParameters::Svm {
+                        c: args.c,
+                        seed: args.seed,
+                        tolerance: tol,
+                    },
                 )
             } else {
                 let mut p = FdropParams::new().k(k).c(args.c).seed(args.seed);
@@ -166,7 +239,12 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
                 }
                 (
                     p.fit(&train)?,
-                    json!({"C": args.c, "K": k, "seed": args.seed, "tolerance": tol}),
+                    HyperParameters::Fdrop {
+                        c: args.c,
+                        k,
+                        seed: args.seed,
+                        tolerance: tol,
+                    },
                 )
             };
             (fitted, hyper)
@@ -180,19 +258,29 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
             }
             (
                 p.fit(&train)?,
-                json!({"l2": args.l2, "intercept": !args.no_intercept, "tolerance": tol}),
+                HyperParameters::Logreg {
+                    l2: args.l2,
+                    intercept: !args.no_intercept,
+                    tolerance: tol,
+                },
             )
         }
     };
+    spinner.finish_and_clear();
     let training_error = fitted.model.error_rate(&train)?;
-    let training = json!({
-        "data": args.data, "task": train.name(), "rows": train.len(), "features": train.n_features(),
-        "classes": train.class_names(), "scale": args.scale.map(|s| format!("{s:?}").to_lowercase()),
-        "training_error": training_error,
-    });
-    let algo = format!("{:?}", args.algo).to_lowercase();
+    let training = Training {
+        data: args.data.clone(),
+        task: train.name().to_string(),
+        pair: args.pair.clone(),
+        positive: args.positive.clone(),
+        rows: train.len(),
+        feature_names: train.feature_names().to_vec(),
+        classes: train.class_names().to_vec(),
+        scale: args.scale.map(scaling_kind),
+        training_error,
+        fingerprint,
+    };
     let mut file = ModelFile::new(
-        &algo,
         &fitted.model,
         scaler,
         hyper,
@@ -208,6 +296,7 @@ pub(crate) fn run(args: &TrainArgs, dir: Option<&Path>, out: &mut dyn Write) -> 
             "algorithm": algo, "objective": r.objective, "iterations": r.iterations, "seconds": r.seconds,
             "converged": r.converged, "training_error": training_error, "model": args.out.display().to_string(),
             "rows": train.len(), "features": train.n_features(),
+            "fingerprint": file.training.fingerprint,
         });
         for (k, v) in &r.details {
             obj[k] = json!(v);

@@ -1,0 +1,128 @@
+//! Runs the bad-input corpus `tests/bad-input/cases.txt` (see its header for the format and the
+//! rules every case must meet) against the `bulwark` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Case {
+    line: usize,
+    name: String,
+    expect: String,
+    args: Vec<String>,
+}
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/bad-input")
+}
+
+fn parse(text: &str) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for (k, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let parts: Vec<&str> = line.splitn(3, '|').map(str::trim).collect();
+        assert_eq!(
+            parts.len(),
+            3,
+            "cases.txt:{}: expected `name | stderr text | arguments`",
+            k + 1
+        );
+        assert!(
+            !parts[1].is_empty(),
+            "cases.txt:{}: empty expectation",
+            k + 1
+        );
+        cases.push(Case {
+            line: k + 1,
+            name: parts[0].to_string(),
+            expect: parts[1].to_string(),
+            args: parts[2].split_whitespace().map(String::from).collect(),
+        });
+    }
+    cases
+}
+
+#[test]
+fn every_bad_input_fails_cleanly() {
+    let corpus = corpus_dir();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let text = std::fs::read_to_string(corpus.join("cases.txt")).expect("read cases.txt");
+    let cases = parse(&text);
+    assert!(cases.len() >= 30, "only {} cases", cases.len());
+    let mut names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), cases.len(), "case names must be unique");
+
+    let root = std::env::temp_dir().join(format!("bulwark-bad-input-{}", std::process::id()));
+    let mut failures = Vec::new();
+    for case in &cases {
+        let tmp = root.join(&case.name);
+        std::fs::create_dir_all(&tmp).unwrap();
+        let args: Vec<String> = case
+            .args
+            .iter()
+            .map(|a| {
+                a.replace("{corpus}", &corpus.display().to_string())
+                    .replace("{fixtures}", &fixtures.display().to_string())
+                    .replace("{tmp}", &tmp.display().to_string())
+            })
+            .collect();
+        let o = Command::new(env!("CARGO_BIN_EXE_bulwark"))
+            .args(&args)
+            .env_remove("BULWARK_DATA")
+            .output()
+            .expect("run bulwark");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let mut problems = Vec::new();
+        if o.status.code() != Some(2) {
+            problems.push(format!("exit status {:?}, expected 2", o.status.code()));
+        }
+        if !err.starts_with("error: ") {
+            problems.push("stderr does not start with `error: `".into());
+        }
+        if !err.contains(&case.expect) {
+            problems.push(format!("stderr lacks `{}`", case.expect));
+        }
+        if err.contains("panicked") {
+            problems.push("panicked".into());
+        }
+        // our own errors are one line; the argument parser's usage errors add a usage hint
+        if !err.contains("Usage:") && !err.contains("--help") && err.trim_end().lines().count() != 1
+        {
+            problems.push("more than one line on stderr".into());
+        }
+        if !o.stdout.is_empty() {
+            problems.push(format!(
+                "wrote to stdout: {}",
+                String::from_utf8_lossy(&o.stdout)
+            ));
+        }
+        let left: Vec<_> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        if !left.is_empty() {
+            problems.push(format!("left files behind: {left:?}"));
+        }
+        if !problems.is_empty() {
+            failures.push(format!(
+                "cases.txt:{} {}: {}\n    stderr: {}",
+                case.line,
+                case.name,
+                problems.join("; "),
+                err.trim_end()
+            ));
+        }
+    }
+    std::fs::remove_dir_all(&root).ok();
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad-input cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}

@@ -1,0 +1,7 @@
+NAME X
+ROWS
+ N obj
+ Q c1
+COLUMNS
+ x1 obj 1
+ENDATA

@@ -1,0 +1,6 @@
+NAME X
+ROWS
+ N obj
+COLUMNS
+ x1 nosuchrow 1
+ENDATA
