@@ -2,6 +2,8 @@
 //!
 //! - `ci`: what `.ci/run` does — `cargo fmt --check`, clippy with warnings denied, the tests;
 //! - `bench lp`: the LP (4) benchmark of issue 5, written to `docs/perf.md`;
+//! - `reproduce [--quick|--full] [--only NAME]`: every table and figure of the DSX papers,
+//!   written to `docs/results/` (runs `bulwark-eval`'s `bulwark-reproduce` binary);
 //! - `tidy`: repository rules — every crate has a `description`, a README whose first paragraph
 //!   states its purpose, `#![doc = include_str!("../README.md")]` in library crates, and no
 //!   `println!`/`eprintln!` in library code (only binaries print). Also runs under `cargo test`.
@@ -9,12 +11,13 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod reproduce;
 mod tidy;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask <ci|tidy|bench lp>\n  ci    fmt --check, clippy -D warnings, cargo test --workspace\n  tidy  check repository rules (descriptions, READMEs, no printing in libraries)\n  bench lp  LP (4) benchmark against HiGHS, written to docs/perf.md";
+const USAGE: &str = "usage: cargo xtask <ci|tidy|bench lp|reproduce>\n  ci    fmt --check, clippy -D warnings, cargo test --workspace\n  tidy  check repository rules (descriptions, READMEs, no printing in libraries)\n  bench lp  LP (4) benchmark against HiGHS, written to docs/perf.md\n  reproduce [--quick|--full] [--only NAME]  the papers' tables and figures, written to docs/results/";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,6 +27,7 @@ fn main() -> ExitCode {
             tidy::run(&project_root()).map(|n| println!("tidy: {n} crates checked, all rules hold"))
         }
         Some("bench") => bench::run(&args[1..]),
+        Some("reproduce") => reproduce::run(&args[1..]),
         Some("-h" | "--help") | None => {
             println!("{USAGE}");
             Ok(())

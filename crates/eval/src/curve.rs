@@ -1,0 +1,415 @@
+//! The error-versus-budget protocol shared by DSX §4.1 (second experiment) and §4.2 and the
+//! ICML 2008 random-deletion experiment.
+//!
+//! For each task (a binary data set) and each seeded split:
+//! 1. split into train / validation / test (the validation part is taken from the data that
+//!    would otherwise train — DSX §4.2 "a held-out validation set taken from the training
+//!    data"), optionally subsampled (stratified) to caps;
+//! 2. fit the scaling on the training part only, drop features that are zero on the whole
+//!    training part (their weight would be 0 or arbitrary), optionally store sparse;
+//! 3. feature values `v`: uniform, or the mutual-information values of DSX §4.2 computed on
+//!    the training part;
+//! 4. for every learner, budget `N` (training budget = attack budget, DSX §4 "the appropriate
+//!    level of N") and `C` of the logarithmic grid: train on the training part; pick the `C`
+//!    with the lowest validation error — under the same attack at the same `N` for the robust
+//!    learners, on clean validation data for the SVM baseline (ties: the smaller `C`);
+//! 5. attack the test part with that model (greedy deletion / greedy corruption of DSX §4,
+//!    or random deletion of `N` non-zero features, ICML 2008 §5) and record the error.
+//!
+//! The model tested is the one trained on the training part without the validation part (no
+//! refit), so every number is one trained model's error.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bulwark_adversary::{Attack, AttackKind, CorruptionStats, evaluate};
+use bulwark_core::{Classifier, Dataset, Error, Features, LinearModel, Sign, rng_for_stream};
+use bulwark_data::{Scaler, ScalingKind, mutual_information_values, train_val_test};
+use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
+
+use crate::learner::Learner;
+use crate::stats::MeanSe;
+
+/// The test-time attack of a curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AttackMode {
+    /// DSX §4 greedy deletion (features set to 0).
+    Deletion,
+    /// DSX §4 greedy corruption (chosen features replaced by `N(mean_j, var_j)` of the training
+    /// part).
+    Corruption,
+    /// ICML 2008 §5 / Globerson–Roweis: `N` non-zero features per example deleted uniformly at
+    /// random.
+    RandomDeletion,
+}
+
+impl AttackMode {
+    /// Table name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AttackMode::Deletion => "deletion",
+            AttackMode::Corruption => "corruption",
+            AttackMode::RandomDeletion => "random-deletion",
+        }
+    }
+    fn kind(self) -> AttackKind {
+        match self {
+            AttackMode::Deletion => AttackKind::GreedyDelete,
+            AttackMode::Corruption => AttackKind::GreedyCorrupt,
+            AttackMode::RandomDeletion => AttackKind::RandomDelete,
+        }
+    }
+}
+
+/// Feature scaling fitted on the training part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scaling {
+    /// None (synthetic data).
+    None,
+    /// Zero mean, unit variance (dense, low-dimensional data: deletion = mean imputation, the
+    /// zero-mean setting of DSX Theorem 3).
+    Standard,
+    /// `x / max|x|` per feature: keeps zeros at zero (counts, pixels), so a deleted feature
+    /// reads like an absent word or a blank pixel.
+    MaxAbs,
+}
+
+/// Feature values `v`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Values {
+    /// `v_j = 1`.
+    Uniform,
+    /// DSX §4.2 mutual-information values, on the training part.
+    MutualInformation,
+}
+
+/// The protocol of one error-versus-budget study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurveSpec {
+    /// Learners compared.
+    pub learners: Vec<Learner>,
+    /// Attacks applied to the test part.
+    pub attacks: Vec<AttackMode>,
+    /// Budgets `N`.
+    pub budgets: Vec<f64>,
+    /// Logarithmic `C` grid.
+    pub grid: Vec<f64>,
+    /// Seeded splits per task.
+    pub splits: usize,
+    /// Validation fraction (of the whole task).
+    pub validation: f64,
+    /// Test fraction (of the whole task).
+    pub test: f64,
+    /// Caps on the training / validation / test parts (stratified subsamples).
+    pub caps: [Option<usize>; 3],
+    /// Scaling.
+    pub scaling: Scaling,
+    /// Feature values.
+    pub values: Values,
+    /// Store the features sparse (CSR) after scaling.
+    pub sparse: bool,
+}
+
+/// One test error of one split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Learner.
+    pub learner: Learner,
+    /// Attack.
+    pub attack: AttackMode,
+    /// Budget.
+    pub budget: f64,
+    /// Test error under the attack.
+    pub error: f64,
+    /// The `C` chosen on the validation split.
+    pub c: f64,
+}
+
+/// What one split of one task produced.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SplitOutcome {
+    /// The test errors.
+    pub cells: Vec<Cell>,
+    /// Fits that failed (skipped in the grid search).
+    pub failures: Vec<String>,
+}
+
+/// A stratified subsample of at most `k` of `idx` (class proportions kept, order sorted).
+fn cap(
+    data: &Dataset,
+    idx: Vec<usize>,
+    k: Option<usize>,
+    rng: &mut bulwark_core::Rng,
+) -> Vec<usize> {
+    let Some(k) = k else { return idx };
+    if idx.len() <= k {
+        return idx;
+    }
+    let y = data.targets();
+    let mut by_class: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in idx.iter().copied() {
+        by_class.entry(y.class_index(i)).or_default().push(i);
+    }
+    let total = idx.len() as f64;
+    let mut out = Vec::with_capacity(k);
+    for (_, mut g) in by_class {
+        g.shuffle(rng);
+        let take = ((g.len() as f64 / total) * k as f64).round().max(1.0) as usize;
+        out.extend(g.into_iter().take(take));
+    }
+    out.sort_unstable();
+    out
+}
+
+fn max_abs_scale(train: &Dataset, parts: [&Dataset; 3]) -> Result<[Dataset; 3], Error> {
+    let n = train.n_features();
+    let mut m = vec![0.0f64; n];
+    for i in 0..train.len() {
+        for (j, v) in train.row(i).nonzeros() {
+            m[j] = m[j].max(v.abs());
+        }
+    }
+    let f: Vec<f64> = m
+        .iter()
+        .map(|&a| if a > 0.0 { 1.0 / a } else { 1.0 })
+        .collect();
+    let mut out = Vec::with_capacity(3);
+    for p in parts {
+        let mut d = p.clone();
+        d.features_mut().map_in_place(|j, x| x * f[j])?;
+        out.push(d);
+    }
+    Ok([out[0].clone(), out[1].clone(), out[2].clone()])
+}
+
+/// Keeps the columns `keep` (dense or sparse input), optionally storing the result sparse.
+fn select_columns(d: &Dataset, keep: &[usize], sparse: bool) -> Result<Dataset, Error> {
+    let dense = d.features().to_dense();
+    let cols = dense.select_cols(keep);
+    let features = if sparse {
+        Features::Sparse(bulwark_core::CsrMatrix::from_dense(&cols))
+    } else {
+        Features::Dense(cols)
+    };
+    let labels: Vec<Sign> = d.binary_labels()?.to_vec();
+    Dataset::binary(d.name(), features, labels)
+}
+
+/// Prepares one split: (train, validation, test, values, corruption stats).
+fn prepare(
+    task: &Dataset,
+    spec: &CurveSpec,
+    seed: u64,
+) -> Result<(Dataset, Dataset, Dataset, Vec<f64>, CorruptionStats), Error> {
+    let split = train_val_test(task, spec.validation, spec.test, true, seed)?;
+    let mut rng = rng_for_stream(seed, 1);
+    let tr = cap(task, split.train, spec.caps[0], &mut rng);
+    let va = cap(task, split.validation, spec.caps[1], &mut rng);
+    let te = cap(task, split.test, spec.caps[2], &mut rng);
+    let (train, val, test) = (task.select(&tr), task.select(&va), task.select(&te));
+    let [train, val, test] = match spec.scaling {
+        Scaling::None => [train, val, test],
+        Scaling::Standard => {
+            let s = Scaler::fit(&train, ScalingKind::Standard)?;
+            [
+                s.transform(&train)?,
+                s.transform(&val)?,
+                s.transform(&test)?,
+            ]
+        }
+        Scaling::MaxAbs => max_abs_scale(&train, [&train, &val, &test])?,
+    };
+    // drop features that are zero on the whole training part
+    let mut used = vec![false; train.n_features()];
+    for i in 0..train.len() {
+        for (j, v) in train.row(i).nonzeros() {
+            if v != 0.0 {
+                used[j] = true;
+            }
+        }
+    }
+    let keep: Vec<usize> = (0..used.len()).filter(|&j| used[j]).collect();
+    let (train, val, test) = if keep.len() < used.len() || spec.sparse {
+        (
+            select_columns(&train, &keep, spec.sparse)?,
+            select_columns(&val, &keep, spec.sparse)?,
+            select_columns(&test, &keep, spec.sparse)?,
+        )
+    } else {
+        (train, val, test)
+    };
+    let values = match spec.values {
+        Values::Uniform => vec![1.0; train.n_features()],
+        Values::MutualInformation => mutual_information_values(&train)?,
+    };
+    let stats = CorruptionStats::fit(&train)?;
+    Ok((train, val, test, values, stats))
+}
+
+fn attack_error(
+    model: &LinearModel,
+    data: &Dataset,
+    mode: AttackMode,
+    budget: f64,
+    values: &[f64],
+    stats: &CorruptionStats,
+    seed: u64,
+) -> Result<f64, Error> {
+    let attack = Attack::new(mode.kind())
+        .with_values(values.to_vec())?
+        .with_corruption(stats.clone());
+    let budget = match mode {
+        // random deletion counts features; budgets beyond the feature count delete everything
+        AttackMode::RandomDeletion => budget.round().min(data.n_features() as f64),
+        _ => budget,
+    };
+    Ok(evaluate(model, data, &attack, budget, seed)?.error)
+}
+
+/// Runs one split of one task (seeded by `seed`; deterministic).
+pub fn run_split(task: &Dataset, spec: &CurveSpec, seed: u64) -> Result<SplitOutcome, Error> {
+    let (train, val, test, values, stats) = prepare(task, spec, seed)?;
+    let total: f64 = values.iter().sum();
+    let mut out = SplitOutcome::default();
+    let attack_seed = seed ^ 0x5eed_a77a;
+    for &learner in &spec.learners {
+        let train_budgets: Vec<f64> = if learner.uses_budget() {
+            spec.budgets.clone()
+        } else {
+            vec![0.0]
+        };
+        for &nb in &train_budgets {
+            // LP (4) needs N < V([n]); clamp the training budget (the attack keeps its N)
+            let n_train = nb.min(0.95 * total);
+            let mut models: Vec<(f64, LinearModel)> = Vec::new();
+            for &c in &spec.grid {
+                match learner.fit(&train, c, n_train, &values, seed) {
+                    Ok(m) => models.push((c, m)),
+                    Err(e) => out
+                        .failures
+                        .push(format!("{} C={c} N={nb}: {e}", learner.name())),
+                }
+            }
+            if models.is_empty() {
+                return Err(Error::Numerical {
+                    algorithm: learner.name().into(),
+                    message: format!("every fit of the C grid failed at N = {nb}"),
+                });
+            }
+            let eval_budgets: Vec<f64> = if learner.uses_budget() {
+                vec![nb]
+            } else {
+                spec.budgets.clone()
+            };
+            let clean_val: Vec<f64> = models
+                .iter()
+                .map(|(_, m)| m.error_rate(&val))
+                .collect::<Result<_, _>>()?;
+            for &mode in &spec.attacks {
+                for &n in &eval_budgets {
+                    let val_err: Vec<f64> = if learner.tuned_under_attack() {
+                        models
+                            .iter()
+                            .map(|(_, m)| {
+                                attack_error(m, &val, mode, n, &values, &stats, attack_seed)
+                            })
+                            .collect::<Result<_, _>>()?
+                    } else {
+                        clean_val.clone()
+                    };
+                    let best = (0..models.len())
+                        .min_by(|&a, &b| val_err[a].total_cmp(&val_err[b]).then(a.cmp(&b)))
+                        .expect("non-empty");
+                    let (c, model) = &models[best];
+                    let error = attack_error(model, &test, mode, n, &values, &stats, attack_seed)?;
+                    out.cells.push(Cell {
+                        learner,
+                        attack: mode,
+                        budget: n,
+                        error,
+                        c: *c,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Test errors and chosen `C`s per `(learner, attack, budget bits)`.
+pub type Aggregated = BTreeMap<(Learner, AttackMode, u64), (Vec<f64>, Vec<f64>)>;
+
+/// Aggregates cells over splits: `(learner, attack, budget) → (errors, chosen Cs)`.
+pub fn aggregate<'a>(cells: impl IntoIterator<Item = &'a Cell>) -> Aggregated {
+    let mut map = Aggregated::new();
+    for c in cells {
+        let e = map
+            .entry((c.learner, c.attack, c.budget.to_bits()))
+            .or_default();
+        e.0.push(c.error);
+        e.1.push(c.c);
+    }
+    map
+}
+
+/// Median of a non-empty slice.
+pub fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    Some(s[s.len() / 2])
+}
+
+/// Turns aggregated cells into table rows.
+pub fn rows_of(map: &Aggregated, task: Option<&str>) -> Vec<crate::experiment::Row> {
+    map.iter()
+        .map(|((l, a, b), (errs, cs))| crate::experiment::Row {
+            task: task.map(str::to_string),
+            learner: l.name().to_string(),
+            attack: a.name().to_string(),
+            budget: f64::from_bits(*b),
+            error: MeanSe::of(errs),
+            chosen_c: median(cs),
+            paper: None,
+            paper_pm: None,
+        })
+        .collect()
+}
+
+/// Runs `f` on every job with `threads` workers; results come back in job order, so the output
+/// does not depend on the thread count.
+pub fn run_jobs<J: Sync, R: Send>(
+    jobs: &[J],
+    threads: usize,
+    f: impl Fn(&J) -> R + Sync,
+) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<R>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1).min(jobs.len().max(1)) {
+            s.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    if k >= jobs.len() {
+                        break;
+                    }
+                    let r = f(&jobs[k]);
+                    slots.lock().expect("no worker panicked")[k] = Some(r);
+                }
+            });
+        }
+    });
+    slots
+        .into_inner()
+        .expect("no worker panicked")
+        .into_iter()
+        .map(|r| r.expect("every job ran"))
+        .collect()
+}

@@ -1,0 +1,137 @@
+//! What an experiment produces, how a run is configured, and how progress is reported.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::MeanSe;
+
+/// How much of the paper's protocol to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Fewer splits, subsampled pairs and training sets, coarser grids; every reduction is
+    /// listed in the experiment's `protocol` notes. Fits in 10 minutes on 2 cores.
+    Quick,
+    /// The papers' protocol (10 splits, all 45 pairs, finer grids); training sets of the pair
+    /// studies are still capped (stated in the notes).
+    Full,
+}
+
+impl Mode {
+    /// `quick` / `full`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Quick => "quick",
+            Mode::Full => "full",
+        }
+    }
+}
+
+/// One run of the harness.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunConfig {
+    /// Quick or full.
+    pub mode: Mode,
+    /// Master seed: every random choice of every experiment derives from it.
+    pub seed: u64,
+    /// Data directory (`--data-dir`, else `BULWARK_DATA`).
+    pub data_dir: Option<PathBuf>,
+    /// Worker threads (results do not depend on it).
+    pub jobs: usize,
+}
+
+impl RunConfig {
+    /// Quick mode, seed 0, no data directory, one thread.
+    pub fn quick(seed: u64) -> Self {
+        Self {
+            mode: Mode::Quick,
+            seed,
+            data_dir: None,
+            jobs: 1,
+        }
+    }
+}
+
+/// Progress callbacks (the binary draws progress bars; the library never prints). Every method
+/// has a default, so an observer implements only what it shows.
+pub trait Observer: Sync {
+    /// An experiment starts with `total` units of work (splits × tasks).
+    fn on_start(&self, _experiment: &str, _total: u64) {}
+    /// One unit finished.
+    fn on_unit(&self, _experiment: &str, _what: &str) {}
+    /// A note worth showing (e.g. a fit that failed and was skipped).
+    fn on_note(&self, _experiment: &str, _note: &str) {}
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Silent;
+
+impl Observer for Silent {}
+
+/// One cell of a result table: a learner under an attack at a budget, averaged over splits
+/// (and tasks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The task (digit pair `"3v5"`), or `None` for the experiment-wide average.
+    pub task: Option<String>,
+    /// Learner name.
+    pub learner: String,
+    /// `deletion`, `corruption`, `random-deletion`, or a fixed protocol name.
+    pub attack: String,
+    /// The budget `N` (for random deletion: the number of deleted non-zero features).
+    pub budget: f64,
+    /// Test error: mean and standard error over the repetitions.
+    pub error: MeanSe,
+    /// Median of the `C` chosen on the validation split over the repetitions.
+    pub chosen_c: Option<f64>,
+    /// The paper's number for this cell, where the paper states one.
+    pub paper: Option<f64>,
+    /// The paper's "±" for this cell, where stated.
+    pub paper_pm: Option<f64>,
+}
+
+/// Everything an experiment produced; written as `<name>.json` (plus CSV, Markdown, SVG).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentResult {
+    /// Short name (`synth1`, `breast`, …), used for the file names and `--only`.
+    pub name: String,
+    /// What it reproduces (paper, section, figure).
+    pub reproduces: String,
+    /// `quick` or `full`.
+    pub mode: Mode,
+    /// The master seed of the run.
+    pub seed: u64,
+    /// The `C` grid searched on the validation split.
+    pub grid: Vec<f64>,
+    /// Budgets on the x-axis.
+    pub budgets: Vec<f64>,
+    /// Number of repetitions (splits) per task.
+    pub repetitions: usize,
+    /// Protocol choices and reductions, in words.
+    pub protocol: Vec<String>,
+    /// The averaged table.
+    pub rows: Vec<Row>,
+    /// Per-task rows (digit pairs), empty otherwise.
+    pub per_task: Vec<Row>,
+    /// Wall-clock seconds.
+    pub runtime_seconds: f64,
+    /// Fits that failed and were skipped (learner, C, message).
+    pub failures: Vec<String>,
+    /// Experiment-specific machine-readable summary (synth1: `svm`, `lp_n20`).
+    pub summary: serde_json::Value,
+}
+
+impl ExperimentResult {
+    /// The rows of one learner and attack, sorted by budget.
+    pub fn curve(&self, learner: &str, attack: &str) -> Vec<&Row> {
+        let mut r: Vec<&Row> = self
+            .rows
+            .iter()
+            .filter(|r| r.learner == learner && r.attack == attack)
+            .collect();
+        r.sort_by(|a, b| a.budget.total_cmp(&b.budget));
+        r
+    }
+}

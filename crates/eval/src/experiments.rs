@@ -1,0 +1,722 @@
+//! The experiments of the two papers, each in a quick and a full configuration.
+//!
+//! | name | reproduces |
+//! |---|---|
+//! | `synth1` | DSX §4.1 first experiment (= ICML 2008 sanity check): label copies, SVM vs LP (N = 20) |
+//! | `synth2` | DSX §4.1 second experiment, Fig. 1: feature redundancy, deletion and corruption |
+//! | `breast` | DSX §4.2, Fig. 2: UCI breast cancer (the 10 "mean" features) |
+//! | `spam` | DSX §4.2, Fig. 3: UCI spambase |
+//! | `usps` | DSX §4.2, Figs. 4–5: all 45 digit pairs of the 1100-per-digit USPS |
+//! | `mnist` | DSX §4.2, Figs. 6–7: all 45 digit pairs of the MNIST test set (10k) |
+//! | `icml_random` | ICML 2008 §5 Fig. 1: 50 training points, random deletion, spam and MNIST 4 vs 7 |
+
+use std::path::Path;
+use std::time::Instant;
+
+use bulwark_core::{Classifier, Dataset, Error, LinearModel, rng_for_stream};
+use bulwark_data::{BinaryTask, all_pairs, binary_task, builtin, load, train_val_test};
+use serde_json::json;
+
+use crate::curve::{self, AttackMode, CurveSpec, Scaling, Values, run_jobs};
+use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
+use crate::learner::Learner;
+use crate::stats::MeanSe;
+
+/// Every experiment, in the order `reproduce` runs them.
+pub const ALL: [&str; 7] = [
+    "synth1",
+    "synth2",
+    "breast",
+    "spam",
+    "icml_random",
+    "usps",
+    "mnist",
+];
+
+/// How an experiment ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// It ran; here are its numbers.
+    Done(Box<ExperimentResult>),
+    /// A data set it needs is not in the data directory (not a failure of the harness).
+    MissingData {
+        /// The data set name.
+        dataset: String,
+        /// What is missing and how to get it.
+        message: String,
+    },
+    /// Anything else went wrong.
+    Failed(Error),
+}
+
+/// A log-spaced grid `10^lo, …, 10^hi` with `per_decade` points per decade.
+pub fn log_grid(lo: i32, hi: i32, per_decade: usize) -> Vec<f64> {
+    let steps = (hi - lo) as usize * per_decade;
+    (0..=steps)
+        .map(|k| {
+            let e = lo as f64 + k as f64 / per_decade as f64;
+            // round to 4 significant digits so the grid prints cleanly
+            let v = 10f64.powf(e);
+            let mag = 10f64.powi(v.log10().floor() as i32 - 3);
+            (v / mag).round() * mag
+        })
+        .collect()
+}
+
+/// A per-experiment seed derived from the master seed and the name (stable across runs and
+/// independent of which other experiments run).
+fn experiment_seed(master: u64, name: &str) -> u64 {
+    // FNV-1a of the name, mixed with the master seed
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^ master.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+fn missing(name: &str, data_dir: Option<&Path>) -> Outcome {
+    let b = builtin(name).expect("built-in name");
+    let dir = match data_dir {
+        Some(d) => format!("the data directory {}", d.display()),
+        None => "a data directory (none given: pass --data-dir DIR or set BULWARK_DATA)".into(),
+    };
+    Outcome::MissingData {
+        dataset: name.into(),
+        message: format!(
+            "data set `{name}` not found: expected {} in {dir}. Get {} — see DATA.md in the shared data directory (`{}` there).",
+            b.files.join(" and "),
+            b.how_to_get,
+            b.files[0],
+        ),
+    }
+}
+
+/// Loads a built-in data set, mapping "not there" to [`Outcome::MissingData`].
+fn load_builtin(name: &str, cfg: &RunConfig) -> Result<Dataset, Outcome> {
+    match load(name, cfg.data_dir.as_deref()) {
+        Ok((d, _)) => Ok(d),
+        Err(Error::NotFound { .. }) => Err(missing(name, cfg.data_dir.as_deref())),
+        Err(e) => Err(Outcome::Failed(e)),
+    }
+}
+
+/// Runs experiment `name`.
+pub fn run(name: &str, cfg: &RunConfig, obs: &dyn Observer) -> Outcome {
+    let start = Instant::now();
+    let out = match name {
+        "synth1" => synth1(cfg, obs).map_err(Outcome::Failed),
+        "synth2" => synth2(cfg, obs),
+        "breast" => breast(cfg, obs),
+        "spam" => spam(cfg, obs),
+        "icml_random" => icml_random(cfg, obs),
+        "usps" => pairs("usps", cfg, obs),
+        "mnist" => pairs("mnist", cfg, obs),
+        other => Err(Outcome::Failed(Error::param(
+            "--only",
+            other,
+            format!("one of {}", ALL.join(", ")),
+        ))),
+    };
+    match out {
+        Ok(mut r) => {
+            r.runtime_seconds = start.elapsed().as_secs_f64();
+            Outcome::Done(Box::new(r))
+        }
+        Err(o) => o,
+    }
+}
+
+fn base(name: &str, reproduces: &str, cfg: &RunConfig) -> ExperimentResult {
+    ExperimentResult {
+        name: name.into(),
+        reproduces: reproduces.into(),
+        mode: cfg.mode,
+        seed: cfg.seed,
+        grid: Vec::new(),
+        budgets: Vec::new(),
+        repetitions: 0,
+        protocol: Vec::new(),
+        rows: Vec::new(),
+        per_task: Vec::new(),
+        runtime_seconds: 0.0,
+        failures: Vec::new(),
+        summary: json!({}),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// synth1
+
+/// Zeroes the given columns (deterministic test-time removal of DSX §4.1).
+fn remove_features(d: &Dataset, cols: &[usize]) -> Result<Dataset, Error> {
+    let mut out = d.clone();
+    out.features_mut()
+        .map_in_place(|j, x| if cols.contains(&j) { 0.0 } else { x })?;
+    Ok(out)
+}
+
+/// The synth1 configuration (exposed so tests can run a smaller one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Synth1Config {
+    /// Repetitions (fresh data each).
+    pub repetitions: usize,
+    /// The `C` grid (shared by LP and SVM).
+    pub grid: Vec<f64>,
+    /// Points per data set (the paper: 1000).
+    pub points: usize,
+    /// Generate with margin 1 (rejecting points closer than 1 to the hyperplane).
+    pub margin: bool,
+}
+
+impl Synth1Config {
+    /// The configuration of a mode.
+    pub fn for_mode(mode: Mode) -> Self {
+        Self {
+            // cheap (≈ 0.2 s per repetition): the paper's 100 repetitions in both modes
+            repetitions: match mode {
+                Mode::Quick | Mode::Full => 100,
+            },
+            grid: log_grid(-2, 3, 1),
+            points: 1000,
+            margin: true,
+        }
+    }
+}
+
+/// Runs synth1 with an explicit configuration.
+pub fn synth1_with(
+    sc: &Synth1Config,
+    cfg: &RunConfig,
+    obs: &dyn Observer,
+) -> Result<ExperimentResult, Error> {
+    const NAME: &str = "synth1";
+    let seed = experiment_seed(cfg.seed, NAME);
+    obs.on_start(NAME, sc.repetitions as u64);
+    // v = 1 on the 20 Gaussian features, 10 on the two label copies; N = 20 (DSX §4.1)
+    let mut values = vec![1.0; 20];
+    values.extend([10.0, 10.0]);
+    let reps: Vec<usize> = (0..sc.repetitions).collect();
+    let results = run_jobs(&reps, cfg.jobs, |&r| -> Result<[f64; 6], Error> {
+        let mut rng = rng_for_stream(seed, r as u64);
+        let data = crate::synth::synth1(sc.points, 0.2, sc.margin, &mut rng)?;
+        // equal train/test split; 20 % of the training half is the validation split
+        let split = train_val_test(&data, 0.1, 0.5, false, seed.wrapping_add(r as u64))?;
+        let (train, val, test) = bulwark_data::split::apply(&data, &split);
+        let both = [20, 21];
+        let (val_both, test_both) = (
+            remove_features(&val, &both)?,
+            remove_features(&test, &both)?,
+        );
+        let test_one = remove_features(&test, &[21])?;
+        let fit_all = |l: Learner| -> Result<Vec<LinearModel>, Error> {
+            sc.grid
+                .iter()
+                .map(|&c| l.fit(&train, c, 20.0, &values, seed))
+                .collect()
+        };
+        let pick = |models: &[LinearModel], on: &Dataset| -> Result<usize, Error> {
+            let errs: Vec<f64> = models
+                .iter()
+                .map(|m| m.error_rate(on))
+                .collect::<Result<_, _>>()?;
+            Ok((0..errs.len())
+                .min_by(|&a, &b| errs[a].total_cmp(&errs[b]).then(a.cmp(&b)))
+                .expect("non-empty grid"))
+        };
+        // LP: C tuned on the validation split attacked like the test set (both copies removed)
+        let lp = fit_all(Learner::Lp)?;
+        let lp_best = &lp[pick(&lp, &val_both)?];
+        // SVM: trained without regard to deletion, C tuned on the clean validation split
+        let svm = fit_all(Learner::Svm)?;
+        let svm_best = &svm[pick(&svm, &val)?];
+        obs.on_unit(NAME, &format!("repetition {r}"));
+        Ok([
+            svm_best.error_rate(&test_both)?,
+            lp_best.error_rate(&test_both)?,
+            svm_best.error_rate(&test_one)?,
+            lp_best.error_rate(&test_one)?,
+            svm_best.error_rate(&test)?,
+            lp_best.error_rate(&test)?,
+        ])
+    });
+    let results: Vec<[f64; 6]> = results.into_iter().collect::<Result<_, _>>()?;
+    let col = |k: usize| MeanSe::of(&results.iter().map(|r| r[k]).collect::<Vec<_>>());
+    let mut res = base(
+        NAME,
+        "DSX 2010 §4.1 first synthetic experiment (also ICML 2008 §5 sanity check)",
+        cfg,
+    );
+    res.grid = sc.grid.clone();
+    res.budgets = vec![20.0];
+    res.repetitions = sc.repetitions;
+    res.protocol = vec![
+        format!(
+            "{} points in R^20 {}, labels flipped w.p. 0.2, two copies of the (noisy) label as features 21-22; v = 1 (features 1-20), v = 10 (21-22); LP budget N = 20",
+            sc.points,
+            if sc.margin {
+                "drawn from N(0, I) and labelled by a random hyperplane through the origin, points closer than 1 to it rejected (the 'linearly separable instances' of DSX §4.1's second experiment)"
+            } else {
+                "drawn from N(0, I), labelled by a random hyperplane (no margin)"
+            }
+        ),
+        "random equal train/test split (500/500); 100 of the 500 training points form the validation split, so models train on 400".into(),
+        "test time: both label copies set to 0 (deterministic removal, as in the paper); the 'one copy' rows remove feature 22 only".into(),
+        "LP: C tuned on the validation split with both copies removed (attacked like the test set); SVM: C tuned on the clean validation split (trained without regard to deletion, DSX §4); ties go to the smaller C".into(),
+        format!("{} repetitions, each with fresh data; ± is the standard error", sc.repetitions),
+    ];
+    let paper = |k: usize| -> (Option<f64>, Option<f64>) {
+        match k {
+            0 => (Some(0.477), Some(0.004)),
+            1 => (Some(0.22), Some(0.002)),
+            2 | 3 => (Some(0.0), None),
+            _ => (None, None),
+        }
+    };
+    let labels = [
+        ("SVM", "both copies removed"),
+        ("LP (N = 20)", "both copies removed"),
+        ("SVM", "one copy removed"),
+        ("LP (N = 20)", "one copy removed"),
+        ("SVM", "clean"),
+        ("LP (N = 20)", "clean"),
+    ];
+    for (k, (learner, attack)) in labels.iter().enumerate() {
+        let (p, pm) = paper(k);
+        res.rows.push(Row {
+            task: None,
+            learner: (*learner).into(),
+            attack: (*attack).into(),
+            budget: if k % 2 == 1 { 20.0 } else { 0.0 },
+            error: col(k),
+            chosen_c: None,
+            paper: p,
+            paper_pm: pm,
+        });
+    }
+    let (svm, lp) = (col(0), col(1));
+    res.summary = json!({
+        "svm": {"mean": svm.mean, "stderr": svm.stderr},
+        "lp_n20": {"mean": lp.mean, "stderr": lp.stderr},
+        "paper": {"svm": {"mean": 0.477, "pm": 0.004}, "lp_n20": {"mean": 0.22, "pm": 0.002}},
+        "acceptance": {
+            "lp_in_0.19_0.27": (0.19..=0.27).contains(&lp.mean),
+            "svm_at_least_0.38": svm.mean >= 0.38,
+            "gap_at_least_0.12": svm.mean - lp.mean >= 0.12,
+        }
+    });
+    Ok(res)
+}
+
+fn synth1(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Error> {
+    synth1_with(&Synth1Config::for_mode(cfg.mode), cfg, obs)
+}
+
+// ---------------------------------------------------------------------------------------------
+// budget curves
+
+/// Runs an error-versus-budget study of `spec` over `tasks` (name, binary data set) as
+/// experiment `name`: the rows average over tasks and splits; with more than one task the
+/// per-task rows are filled too. Deterministic in `cfg.seed`, whatever `cfg.jobs`.
+pub fn curve_study(
+    name: &str,
+    tasks: &[(String, Dataset)],
+    spec: &CurveSpec,
+    cfg: &RunConfig,
+    obs: &dyn Observer,
+) -> Result<ExperimentResult, Error> {
+    let mut res = base(name, "custom error-versus-budget study", cfg);
+    res.protocol = spec_notes(spec, cfg.mode);
+    run_curves(name, tasks, spec, cfg, obs, &mut res)?;
+    Ok(res)
+}
+
+/// Runs a curve study over `tasks` (name, data) and fills rows (averaged over tasks and splits)
+/// and, with more than one task, per-task rows.
+fn run_curves(
+    name: &str,
+    tasks: &[(String, Dataset)],
+    spec: &CurveSpec,
+    cfg: &RunConfig,
+    obs: &dyn Observer,
+    res: &mut ExperimentResult,
+) -> Result<(), Error> {
+    let seed = experiment_seed(cfg.seed, name);
+    let jobs: Vec<(usize, usize)> = (0..tasks.len())
+        .flat_map(|t| (0..spec.splits).map(move |s| (t, s)))
+        .collect();
+    obs.on_start(name, jobs.len() as u64);
+    let outs = run_jobs(&jobs, cfg.jobs, |&(t, s)| {
+        let r = curve::run_split(&tasks[t].1, spec, seed.wrapping_add((t * 1000 + s) as u64));
+        obs.on_unit(name, &format!("{} split {s}", tasks[t].0));
+        r
+    });
+    let mut all_cells = Vec::new();
+    let mut per_task: Vec<Vec<curve::Cell>> = vec![Vec::new(); tasks.len()];
+    for (&(t, _), out) in jobs.iter().zip(outs) {
+        let out = out?;
+        for f in &out.failures {
+            obs.on_note(name, f);
+        }
+        res.failures.extend(out.failures);
+        per_task[t].extend(out.cells.iter().cloned());
+        all_cells.extend(out.cells);
+    }
+    res.rows = curve::rows_of(&curve::aggregate(&all_cells), None);
+    if tasks.len() > 1 {
+        for (t, cells) in per_task.iter().enumerate() {
+            res.per_task
+                .extend(curve::rows_of(&curve::aggregate(cells), Some(&tasks[t].0)));
+        }
+    }
+    res.grid = spec.grid.clone();
+    res.budgets = spec.budgets.clone();
+    res.repetitions = spec.splits;
+    Ok(())
+}
+
+fn spec_notes(spec: &CurveSpec, mode: Mode) -> Vec<String> {
+    let caps = |k: usize| spec.caps[k].map_or("all".to_string(), |c| c.to_string());
+    vec![
+        format!(
+            "{} seeded stratified splits: test {:.0} %, validation {:.0} % of the data; caps train/validation/test = {}/{}/{}",
+            spec.splits,
+            spec.test * 100.0,
+            spec.validation * 100.0,
+            caps(0),
+            caps(1),
+            caps(2)
+        ),
+        format!(
+            "learners {}; C grid {:?} (logarithmic), chosen per learner, budget and attack on the validation split attacked like the test set (SVM: clean validation split)",
+            spec.learners
+                .iter()
+                .map(|l| l.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            spec.grid
+        ),
+        format!(
+            "scaling {:?} fitted on the training part; feature values {:?}; LP/O2B trained with the budget N they are attacked with; FDROP deletes k = round(N) features",
+            spec.scaling, spec.values
+        ),
+        format!("mode {}", mode.as_str()),
+    ]
+}
+
+fn finish_curve(
+    name: &str,
+    reproduces: &str,
+    tasks: &[(String, Dataset)],
+    spec: &CurveSpec,
+    extra_notes: &[&str],
+    claims: &[&str],
+    cfg: &RunConfig,
+    obs: &dyn Observer,
+) -> Result<ExperimentResult, Outcome> {
+    let mut res = base(name, reproduces, cfg);
+    res.protocol = spec_notes(spec, cfg.mode);
+    res.protocol
+        .extend(extra_notes.iter().map(|s| s.to_string()));
+    run_curves(name, tasks, spec, cfg, obs, &mut res).map_err(Outcome::Failed)?;
+    res.summary = json!({ "paper_claims": claims });
+    Ok(res)
+}
+
+fn quick_full<T>(mode: Mode, quick: T, full: T) -> T {
+    match mode {
+        Mode::Quick => quick,
+        Mode::Full => full,
+    }
+}
+
+const ROBUST: [Learner; 4] = [Learner::Lp, Learner::O2b, Learner::Svm, Learner::Fdrop];
+
+fn synth2(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Outcome> {
+    let mut rng = rng_for_stream(experiment_seed(cfg.seed, "synth2"), 999);
+    let data = crate::synth::synth2(200, &mut rng).map_err(Outcome::Failed)?;
+    let spec = CurveSpec {
+        learners: ROBUST.to_vec(),
+        attacks: vec![AttackMode::Deletion, AttackMode::Corruption],
+        budgets: quick_full(
+            cfg.mode,
+            vec![0.0, 5.0, 10.0, 20.0, 30.0],
+            vec![0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0],
+        ),
+        grid: quick_full(cfg.mode, log_grid(-2, 2, 1), log_grid(-3, 3, 1)),
+        splits: 10,
+        validation: 0.2,
+        test: 0.4,
+        caps: [None; 3],
+        scaling: Scaling::None,
+        values: Values::Uniform,
+        sparse: false,
+    };
+    finish_curve(
+        "synth2",
+        "DSX 2010 §4.1 second synthetic experiment (feature redundancy), Fig. 1",
+        &[("synth2".into(), data)],
+        &spec,
+        &[
+            "data: 200 points u in R^3 from N(0, I), labelled by a random hyperplane through the origin, points closer than 1 rejected; x = A u with A a 40x3 standard Gaussian matrix, plus N(0, 0.15 j) noise (read as a variance) on feature j",
+            "one data sample, re-split per repetition (the paper: 10 random train-test splits)",
+            "TGRS of the paper is FDROP here (Globerson-Roweis trained by dual coordinate descent instead of SGD)",
+        ],
+        &[
+            "LP is considerably more robust than SVM (deletion and corruption)",
+            "LP is similar to TGRS under deletion and better under corruption",
+        ],
+        cfg,
+        obs,
+    )
+}
+
+fn breast(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Outcome> {
+    let raw = load_builtin("wdbc", cfg)?;
+    let task = binary_task(&raw, &BinaryTask::Natural).map_err(Outcome::Failed)?;
+    // DSX §4.2: "10 features" — the ten "mean" features of WDBC (columns 1-10)
+    let keep: Vec<usize> = (0..10).collect();
+    let dense = task.features().to_dense().select_cols(&keep);
+    let labels = task.binary_labels().map_err(Outcome::Failed)?.to_vec();
+    let task = Dataset::binary("breast", dense, labels).map_err(Outcome::Failed)?;
+    let spec = CurveSpec {
+        learners: ROBUST.to_vec(),
+        attacks: vec![AttackMode::Deletion, AttackMode::Corruption],
+        budgets: vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
+        grid: quick_full(cfg.mode, log_grid(-2, 2, 1), log_grid(-3, 3, 2)),
+        splits: 10,
+        validation: 0.15,
+        test: 0.3,
+        caps: [None; 3],
+        scaling: Scaling::Standard,
+        values: Values::Uniform,
+        sparse: false,
+    };
+    finish_curve(
+        "breast",
+        "DSX 2010 §4.2, Fig. 2 (UCI breast cancer, deletion and corruption)",
+        &[("breast".into(), task)],
+        &spec,
+        &[
+            "data: WDBC (569 x 30), the 10 'mean' features (the paper says 10 features; which 10 is not stated); malignant = +1",
+        ],
+        &[
+            "deletion: all noise-robust algorithms perform about the same and better than SVM",
+            "corruption: noisy results, no significant difference between the algorithms",
+        ],
+        cfg,
+        obs,
+    )
+}
+
+fn spam(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Outcome> {
+    let raw = load_builtin("spambase", cfg)?;
+    let task = binary_task(&raw, &BinaryTask::Natural).map_err(Outcome::Failed)?;
+    let spec = CurveSpec {
+        learners: ROBUST.to_vec(),
+        attacks: vec![AttackMode::Deletion, AttackMode::Corruption],
+        budgets: quick_full(
+            cfg.mode,
+            vec![0.0, 2.0, 4.0, 6.0, 10.0],
+            vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0],
+        ),
+        grid: quick_full(cfg.mode, log_grid(-1, 2, 1), log_grid(-2, 3, 1)),
+        splits: quick_full(cfg.mode, 5, 10),
+        validation: 0.1,
+        test: 0.3,
+        caps: quick_full(
+            cfg.mode,
+            [Some(800), Some(300), Some(1000)],
+            [Some(2000), None, None],
+        ),
+        scaling: Scaling::MaxAbs,
+        values: Values::Uniform,
+        sparse: true,
+    };
+    finish_curve(
+        "spam",
+        "DSX 2010 §4.2, Fig. 3 (UCI spambase, deletion and corruption)",
+        &[("spam".into(), task)],
+        &spec,
+        &[
+            "data: spambase 4601 x 57, spam = +1; features scaled by their training max |x| (keeps zeros), stored sparse",
+        ],
+        &[
+            "the robust algorithms beat SVM under deletion and corruption",
+            "roughly equal to TGRS",
+            "better results than on breast",
+        ],
+        cfg,
+        obs,
+    )
+}
+
+fn icml_random(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Outcome> {
+    let spam_raw = load_builtin("spambase", cfg)?;
+    let spam = binary_task(&spam_raw, &BinaryTask::Natural).map_err(Outcome::Failed)?;
+    let mut res = base(
+        "icml_random",
+        "Dekel & Shamir ICML 2008 §5 Fig. 1: Globerson-Roweis protocol, 50 training points, N random non-zero features deleted",
+        cfg,
+    );
+    let spec = |budgets: Vec<f64>| CurveSpec {
+        learners: vec![Learner::Lp, Learner::Svm, Learner::Fdrop],
+        attacks: vec![AttackMode::RandomDeletion],
+        budgets,
+        grid: quick_full(cfg.mode, log_grid(-1, 2, 1), log_grid(-2, 3, 1)),
+        splits: quick_full(cfg.mode, 10, 20),
+        validation: 0.1,
+        test: 0.5,
+        caps: quick_full(
+            cfg.mode,
+            [Some(50), Some(50), Some(500)],
+            [Some(50), Some(50), None],
+        ),
+        scaling: Scaling::MaxAbs,
+        values: Values::Uniform,
+        sparse: true,
+    };
+    let spam_spec = spec(quick_full(
+        cfg.mode,
+        vec![0.0, 10.0, 20.0, 30.0, 50.0],
+        vec![0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0],
+    ));
+    res.protocol = spec_notes(&spam_spec, cfg.mode);
+    res.protocol.push("LP (GLPK in the paper) is trained with budget N = the number of features deleted at test time, uniform values; GR of the paper is FDROP (its own method) here".into());
+    let mut r1 = base("spam", "", cfg);
+    run_curves(
+        "icml_random/spam",
+        &[("spam".into(), spam)],
+        &spam_spec,
+        cfg,
+        obs,
+        &mut r1,
+    )
+    .map_err(Outcome::Failed)?;
+    for mut row in r1.rows {
+        row.task = Some("spam".into());
+        res.rows.push(row);
+    }
+    res.failures.extend(r1.failures);
+    res.budgets = spam_spec.budgets.clone();
+    res.grid = spam_spec.grid.clone();
+    res.repetitions = spam_spec.splits;
+    match load_builtin("mnist10k", cfg) {
+        Ok(mnist) => {
+            let t = binary_task(&mnist, &BinaryTask::Pair("4".into(), "7".into()))
+                .map_err(Outcome::Failed)?;
+            let mspec = spec(quick_full(
+                cfg.mode,
+                vec![0.0, 25.0, 50.0, 100.0, 150.0],
+                vec![0.0, 25.0, 50.0, 75.0, 100.0, 125.0, 150.0],
+            ));
+            let mut r2 = base("mnist", "", cfg);
+            run_curves(
+                "icml_random/mnist-4v7",
+                &[("mnist-4v7".into(), t)],
+                &mspec,
+                cfg,
+                obs,
+                &mut r2,
+            )
+            .map_err(Outcome::Failed)?;
+            for mut row in r2.rows {
+                row.task = Some("mnist-4v7".into());
+                res.rows.push(row);
+            }
+            res.failures.extend(r2.failures);
+            res.protocol.push(format!(
+                "MNIST 4 vs 7 from the 10k MNIST test set, budgets {:?}",
+                mspec.budgets
+            ));
+        }
+        Err(Outcome::MissingData { message, .. }) => {
+            obs.on_note("icml_random", &message);
+            res.protocol
+                .push(format!("MNIST 4 vs 7 panel skipped: {message}"));
+        }
+        Err(o) => return Err(o),
+    }
+    res.summary = json!({ "paper_claims": [
+        "the LP-based method has a clear and substantial advantage over SVM and GR under random deletion (no numbers given)"
+    ]});
+    Ok(res)
+}
+
+fn pairs(which: &str, cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Outcome> {
+    let (dataset, fig) = match which {
+        "usps" => ("usps", "DSX 2010 §4.2, Figs. 4-5 (USPS, 45 digit pairs)"),
+        _ => (
+            "mnist10k",
+            "DSX 2010 §4.2, Figs. 6-7 (MNIST, 45 digit pairs)",
+        ),
+    };
+    let raw = load_builtin(dataset, cfg)?;
+    let mut tasks: Vec<(String, Dataset)> = all_pairs(&raw)
+        .map_err(Outcome::Failed)?
+        .into_iter()
+        .map(|((a, b), d)| (format!("{a}v{b}"), d))
+        .collect();
+    let n_pairs = quick_full(cfg.mode, if which == "usps" { 10 } else { 8 }, 45);
+    if tasks.len() > n_pairs {
+        // a seeded subset of the pairs, kept in their natural order
+        use rand::seq::index::sample;
+        let mut rng = rng_for_stream(experiment_seed(cfg.seed, which), 7);
+        let mut pick = sample(&mut rng, tasks.len(), n_pairs).into_vec();
+        pick.sort_unstable();
+        tasks = pick.into_iter().map(|k| tasks[k].clone()).collect();
+    }
+    let spec = CurveSpec {
+        learners: quick_full(
+            cfg.mode,
+            vec![Learner::Lp, Learner::O2b, Learner::Svm],
+            ROBUST.to_vec(),
+        ),
+        attacks: vec![AttackMode::Deletion, AttackMode::Corruption],
+        budgets: quick_full(
+            cfg.mode,
+            vec![0.0, 10.0, 25.0, 50.0],
+            vec![0.0, 10.0, 20.0, 30.0, 40.0, 50.0],
+        ),
+        grid: quick_full(cfg.mode, log_grid(-1, 1, 1), log_grid(-2, 2, 1)),
+        splits: quick_full(cfg.mode, 1, 3),
+        validation: 0.1,
+        test: 0.3,
+        caps: quick_full(
+            cfg.mode,
+            [
+                Some(if which == "usps" { 300 } else { 250 }),
+                Some(100),
+                Some(400),
+            ],
+            [Some(1000), Some(300), None],
+        ),
+        scaling: Scaling::MaxAbs,
+        values: Values::MutualInformation,
+        sparse: true,
+    };
+    let names: Vec<&str> = tasks.iter().map(|t| t.0.as_str()).collect();
+    let pair_note = format!("pairs run: {} of 45 ({})", tasks.len(), names.join(", "));
+    let mut res = finish_curve(
+        which,
+        fig,
+        &tasks,
+        &spec,
+        &[
+            &pair_note,
+            "pixels scaled by their training max (blank stays 0); features zero on the whole training part dropped; MI feature values (DSX §4.2) on the training part; the attack uses the same values for every learner",
+            if which == "usps" {
+                "data: the 1100-per-digit USPS (the paper: the 9298-image USPS of Hastie et al.)"
+            } else {
+                "data: the 10k MNIST test set (the paper: all 70k MNIST images)"
+            },
+        ],
+        &[
+            "the robust algorithms significantly outperform SVM and TGRS under deletion and corruption, averaged over pairs and per pair",
+        ],
+        cfg,
+        obs,
+    )?;
+    res.summary["pairs"] = json!(names);
+    Ok(res)
+}

@@ -1,0 +1,17 @@
+#![doc = include_str!("../README.md")]
+
+pub mod curve;
+pub mod experiment;
+pub mod experiments;
+pub mod io;
+pub mod learner;
+pub mod plot;
+pub mod report;
+pub mod stats;
+pub mod synth;
+
+pub use experiment::{ExperimentResult, Mode, Observer, Row, RunConfig, Silent};
+pub use experiments::{ALL, Outcome, run};
+pub use learner::Learner;
+pub use plot::{Curve, LinePlot, ScatterPlot};
+pub use stats::MeanSe;

@@ -1,0 +1,65 @@
+//! `cargo xtask reproduce [--quick|--full] [--only NAME[,NAME…]] [--seed S] [--data-dir DIR]
+//! [--out DIR] [--jobs J]`: regenerates every table and figure of Dekel, Shamir & Xiao (2010)
+//! and Dekel & Shamir (ICML 2008) into `docs/results/` (default), with the papers' numbers
+//! beside ours.
+//!
+//! The work is done by the `bulwark-reproduce` binary of `bulwark-eval` (built in release and
+//! run in its own process, like `bench lp`), so xtask keeps no dependencies. Exit status: 0 when
+//! every experiment ran or was skipped because its data set is missing (the message names the
+//! file and how to get it), 1 when an experiment failed for another reason.
+
+use std::process::Command;
+
+use crate::project_root;
+
+pub const USAGE: &str = "cargo xtask reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J]
+  experiments: synth1 synth2 breast spam icml_random usps mnist
+  --quick (default) fits in 10 minutes on 2 cores; --full runs the papers' protocol and records its runtime
+  data: wdbc and spambase are embedded; usps and mnist10k come from --data-dir or BULWARK_DATA";
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
+    let root = project_root();
+    // relative paths are taken from where the user stands, as any command would
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let mut forwarded = Vec::with_capacity(args.len() + 2);
+    let mut it = args.iter();
+    let mut has_out = false;
+    while let Some(a) = it.next() {
+        forwarded.push(a.clone());
+        if a == "--out" || a == "--data-dir" {
+            has_out |= a == "--out";
+            let v = it
+                .next()
+                .ok_or_else(|| format!("{a} needs a value\n{USAGE}"))?;
+            forwarded.push(cwd.join(v).display().to_string());
+        }
+    }
+    if !has_out {
+        forwarded.push("--out".into());
+        forwarded.push(root.join("docs/results").display().to_string());
+    }
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "bulwark-eval",
+            "--bin",
+            "bulwark-reproduce",
+            "--",
+        ])
+        .args(&forwarded)
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(1) => Err("reproduce: some experiments failed (see above)".into()),
+        _ => Err(format!("reproduce: the harness exited with {status}")),
+    }
+}
