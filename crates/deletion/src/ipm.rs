@@ -894,7 +894,9 @@ impl<'a> DsxIpm<'a> {
             // from Δu, so a solve's residual `rhs − HΔu` goes entirely into the next dual
             // residual; with Θ = y/s huge near the end, ‖rhs‖ is huge too and a relative
             // tolerance would not do.
-            let tol = 0.2 * (0.1 * opts.tolerance).max(0.01 * pres.max(dres).max(gap));
+            // A solve residual below half the current dual residual (or the tolerance, once
+            // that is reached) keeps the dual residual falling.
+            let tol = 0.5 * (2.0 * dres).max(opts.tolerance);
             // predictor (σ = 0)
             for ((r, s), y) in self.rs.iter_mut().zip(&self.s).zip(&self.y) {
                 *r = -s * y;
