@@ -66,7 +66,7 @@ const GONDZIO_GAIN: f64 = 0.02;
 /// 1 → 62, 2 → 54, 4 → 54, 6 → 52; dense 1000 × 100: 30, 28, 24, 25, 25).
 const MAX_CORRECTORS: usize = 2;
 /// Most PCG steps refining one normal-equation solve.
-const MAX_PCG: usize = 25;
+const MAX_PCG: usize = 4;
 
 /// Options of one solve.
 #[derive(Debug, Clone, Copy)]
@@ -415,7 +415,7 @@ impl<'a> DsxIpm<'a> {
         Ok(())
     }
 
-    /// Solves `H out = self.rhs` to the absolute accuracy `tol` (2-norm). The first solve after a factorisation measures the residual
+    /// Solves `H out = self.rhs` to the relative accuracy `tol` (2-norm). The first solve after a factorisation measures the residual
     /// against the exact operator and refines by PCG when it exceeds `tol`; later solves with
     /// the same factorisation skip the check (one `O(nnz)` product each) unless the first one
     /// needed refinement.
@@ -426,16 +426,10 @@ impl<'a> DsxIpm<'a> {
             self.sys.solve_in_place(out)?;
         } else {
             let view = self.sc.view();
-            let norm = dot(&self.rhs, &self.rhs).sqrt();
-            let rel = if norm > 0.0 {
-                (tol / norm).clamp(1e-15, 1e-8)
-            } else {
-                1e-8
-            };
             let info = self
                 .sys
-                .solve_refined(&view, &self.rhs, out, rel, MAX_PCG)?;
-            self.checked_solve = info.iterations == 0 && info.relative_residual <= 0.1 * rel;
+                .solve_refined(&view, &self.rhs, out, tol, MAX_PCG)?;
+            self.checked_solve = info.iterations == 0 && info.relative_residual <= 0.01 * tol;
         }
         self.solve_seconds += t.elapsed().as_secs_f64();
         Ok(())
@@ -889,14 +883,11 @@ impl<'a> DsxIpm<'a> {
                 reason = Some(format!("factorisation failed: {e}"));
                 break;
             }
-            // linear-solve accuracy: well below the residuals we still need to remove
-            // Absolute accuracy of the normal-equation solves. Δs and Δy are recovered exactly
-            // from Δu, so a solve's residual `rhs − HΔu` goes entirely into the next dual
-            // residual; with Θ = y/s huge near the end, ‖rhs‖ is huge too and a relative
-            // tolerance would not do.
-            // A solve residual below half the current dual residual (or the tolerance, once
-            // that is reached) keeps the dual residual falling.
-            let tol = 0.5 * (2.0 * dres).max(opts.tolerance);
+            // linear-solve accuracy (relative to the right-hand side): well below the residuals
+            // still to remove. (An absolute target on the dual residual was tried: it made the
+            // solves 5-10x slower at MNIST scale without curing the breakdowns, which the
+            // fallback in `params.rs` handles.)
+            let tol = (0.01 * pres.max(dres).max(gap)).clamp(1e-13, 1e-8);
             // predictor (σ = 0)
             for ((r, s), y) in self.rs.iter_mut().zip(&self.s).zip(&self.y) {
                 *r = -s * y;
