@@ -197,6 +197,8 @@ pub(crate) struct DsxIpm<'a> {
     inv_u: Vec<f64>,
     inv_z: Vec<f64>,
     // scratch
+    /// Per-example scratch of length `n` (dense rows).
+    qbuf: Vec<f64>,
     rhs: Vec<f64>,
     sc: Scal,
     factor_seconds: f64,
@@ -211,6 +213,41 @@ pub(crate) struct DsxIpm<'a> {
 
 /// Lanes of the hand-vectorised reductions (the compiler does not reorder floating-point sums).
 const LANES: usize = 8;
+
+/// `max(0, max_k (−d_k · inv_k))`: with `inv = 1/v`, `v > 0`, the largest step keeping
+/// `v + α d ≥ 0` is `1 / max`. Vectorised (NaN entries are ignored; callers check finiteness).
+#[inline]
+fn max_neg_ratio(d: &[f64], inv: &[f64]) -> f64 {
+    let k = d.len() / LANES * LANES;
+    let mut acc = [0.0f64; LANES];
+    for (a, b) in d[..k].chunks_exact(LANES).zip(inv[..k].chunks_exact(LANES)) {
+        for l in 0..LANES {
+            let r = -a[l] * b[l];
+            acc[l] = if r > acc[l] { r } else { acc[l] };
+        }
+    }
+    let mut m = acc.iter().fold(0.0f64, |x, &y| if y > x { y } else { x });
+    for (a, b) in d[k..].iter().zip(&inv[k..]) {
+        let r = -a * b;
+        if r > m {
+            m = r;
+        }
+    }
+    m
+}
+
+/// `Σ_k v_k`, vectorised.
+#[inline]
+fn sum(v: &[f64]) -> f64 {
+    let k = v.len() / LANES * LANES;
+    let mut acc = [0.0f64; LANES];
+    for c in v[..k].chunks_exact(LANES) {
+        for l in 0..LANES {
+            acc[l] += c[l];
+        }
+    }
+    acc.iter().sum::<f64>() + v[k..].iter().sum::<f64>()
+}
 
 /// `Σ_k (v_k + a dv_k)(w_k + b dw_k)`, vectorised.
 #[inline]
@@ -288,11 +325,20 @@ impl<'a> DsxIpm<'a> {
         // keeps the box's complementarity pairs on the scale of the others for any C.
         let scaled: Vec<f64> = lp.x.iter().map(|x| lp.c * x).collect();
         let yx: Vec<f64> = lp.yx.iter().map(|x| lp.c * x).collect();
-        let rows = RowsRef::Csr {
-            indptr: &lp.indptr,
-            indices: &lp.indices,
-            values: &scaled,
-            n: lp.n(),
+        // dense data: the dense kernels of `DsxSystem` (no column indices, contiguous values)
+        let rows = if lp.dense {
+            RowsRef::Dense {
+                data: &scaled,
+                m: lp.m(),
+                n: lp.n(),
+            }
+        } else {
+            RowsRef::Csr {
+                indptr: &lp.indptr,
+                indices: &lp.indices,
+                values: &scaled,
+                n: lp.n(),
+            }
         };
         let sys = DsxSystem::try_new_with(rows, &lp.y, &lp.v, lp.p, settings)?;
         drop(scaled);
@@ -342,6 +388,7 @@ impl<'a> DsxIpm<'a> {
             inv_u: z(len),
             inv_z: z(len),
             rhs: z(len),
+            qbuf: z(n),
             sc: Scal {
                 theta: z(m),
                 phi: z(nnz),
@@ -461,6 +508,7 @@ impl<'a> DsxIpm<'a> {
         let (rs, y, rp, is) = (&self.rs, &self.y, &self.rp, &self.inv_s);
         let (rt, iu, rd) = (&self.rt, &self.inv_u, &self.rd);
         let rhs = &mut self.rhs;
+        let qbuf = &mut self.qbuf;
         rhs[..=n].fill(0.0);
         let mut rb = 0.0;
         let (rhs_w, rhs_t) = rhs.split_at_mut(n + 1);
@@ -476,12 +524,27 @@ impl<'a> DsxIpm<'a> {
             let qa = (rs[0] - y[0] * rp[0]) * is[0];
             rb += lp.y[i] * qa;
             let mut lam = lp.p_i[i] * qa;
-            for t in 0..k {
-                let j = cols[t];
-                let qb = (rs[t + 1] - y[t + 1] * rp[t + 1]) * is[t + 1];
-                rhs_w[j] += yx[t] * qb;
-                lam -= lp.v[j] * qb;
-                out[t] = (qb - qa) + rt[t] * iu[t] - rd[t];
+            if lp.dense {
+                // every feature in the support (j = t): data-parallel loops, then the reduction
+                let q = &mut qbuf[..k];
+                for (t, qb) in q.iter_mut().enumerate() {
+                    *qb = (rs[t + 1] - y[t + 1] * rp[t + 1]) * is[t + 1];
+                }
+                for ((w, &a), &qb) in rhs_w[..k].iter_mut().zip(yx).zip(q.iter()) {
+                    *w += a * qb;
+                }
+                lam -= dot(&lp.v[..k], q);
+                for (t, o) in out[..k].iter_mut().enumerate() {
+                    *o = (q[t] - qa) + rt[t] * iu[t] - rd[t];
+                }
+            } else {
+                for t in 0..k {
+                    let j = cols[t];
+                    let qb = (rs[t + 1] - y[t + 1] * rp[t + 1]) * is[t + 1];
+                    rhs_w[j] += yx[t] * qb;
+                    lam -= lp.v[j] * qb;
+                    out[t] = (qb - qa) + rt[t] * iu[t] - rd[t];
+                }
             }
             out[k] = lam + rt[k] * iu[k] - rd[k];
             out[k + 1] = qa + rt[k + 1] * iu[k + 1] - rd[k + 1];
@@ -541,18 +604,41 @@ impl<'a> DsxIpm<'a> {
             let dz = &mut dz[vr];
             let (dl, dx) = (du[k], du[k + 1]);
             let mut act = lp.p_i[i] * dl + lp.y[i] * db + dx;
-            for t in 0..k {
-                let j = cols[t];
-                let da = du[t];
-                act -= da;
-                let sb = yx[t] * du_w[j] - lp.v[j] * dl + da + rp[t + 1];
-                let yb = (rs[t + 1] - y[t + 1] * sb) * is[t + 1];
-                let zb = (rt[t] - z[t] * da) * iu[t];
-                ds[t + 1] = sb;
-                dy[t + 1] = yb;
-                dz[t] = zb;
-                pm = mx(mx(pm, -sb * is[t + 1]), -da * iu[t]);
-                dm = mx(mx(dm, -yb * iy[t + 1]), -zb * iz[t]);
+            if lp.dense {
+                // every feature in the support (j = t): data-parallel loops, then reductions
+                let (ds_b, dy_b) = (&mut ds[1..], &mut dy[1..]);
+                for (t, (sb, yb)) in ds_b.iter_mut().zip(dy_b.iter_mut()).enumerate() {
+                    let s_new = yx[t] * du_w[t] - lp.v[t] * dl + du[t] + rp[t + 1];
+                    *sb = s_new;
+                    *yb = (rs[t + 1] - y[t + 1] * s_new) * is[t + 1];
+                }
+                for (((dzb, &rtb), &zb), (&da, &iub)) in dz[..k]
+                    .iter_mut()
+                    .zip(&rt[..k])
+                    .zip(&z[..k])
+                    .zip(du[..k].iter().zip(&iu[..k]))
+                {
+                    *dzb = (rtb - zb * da) * iub;
+                }
+                act -= sum(&du[..k]);
+                pm = mx(pm, max_neg_ratio(&ds[1..], &is[1..]));
+                pm = mx(pm, max_neg_ratio(&du[..k], &iu[..k]));
+                dm = mx(dm, max_neg_ratio(&dy[1..], &iy[1..]));
+                dm = mx(dm, max_neg_ratio(&dz[..k], &iz[..k]));
+            } else {
+                for t in 0..k {
+                    let j = cols[t];
+                    let da = du[t];
+                    act -= da;
+                    let sb = yx[t] * du_w[j] - lp.v[j] * dl + da + rp[t + 1];
+                    let yb = (rs[t + 1] - y[t + 1] * sb) * is[t + 1];
+                    let zb = (rt[t] - z[t] * da) * iu[t];
+                    ds[t + 1] = sb;
+                    dy[t + 1] = yb;
+                    dz[t] = zb;
+                    pm = mx(mx(pm, -sb * is[t + 1]), -da * iu[t]);
+                    dm = mx(mx(dm, -yb * iy[t + 1]), -zb * iz[t]);
+                }
             }
             let sa = act + rp[0];
             let ya = (rs[0] - y[0] * sa) * is[0];

@@ -45,6 +45,8 @@ pub struct Lp4 {
     pub(crate) v0: Vec<f64>,
     /// Box radius.
     pub(crate) c: f64,
+    /// Every example's support is all of `0..n` (dense data): `x` is row-major `m × n`.
+    pub(crate) dense: bool,
 }
 
 impl Lp4 {
@@ -63,6 +65,7 @@ impl Lp4 {
         let (m, n) = (data.len(), data.n_features());
         let v = budget.values().to_vec();
         let p = budget.p();
+        let dense = matches!(data.features(), Features::Dense(_));
         let mut indptr = Vec::with_capacity(m + 1);
         let mut indices = Vec::new();
         let mut x = Vec::new();
@@ -114,6 +117,7 @@ impl Lp4 {
             p_i,
             v0,
             c,
+            dense,
         })
     }
 
