@@ -90,6 +90,12 @@ fn correctors_pay_off(lp: &Lp4) -> bool {
     factor >= 3.0 * solve
 }
 
+/// Solve tolerance at or above which a clean factorisation's solves are not checked against the
+/// exact operator (the residuals are then still ≥ 1e-6 and are recomputed exactly every
+/// iteration; saves one `O(nnz)` product and two vector passes per iteration, ≈ 9 % of the
+/// instructions on dense 1000 × 100).
+const LOOSE_SOLVE_TOL: f64 = 1e-8;
+
 /// Most PCG steps refining one normal-equation solve.
 const MAX_PCG: usize = 4;
 
@@ -232,6 +238,8 @@ pub(crate) struct DsxIpm<'a> {
     max_correctors: usize,
     /// The first solve with the current factorisation was accurate without refinement.
     checked_solve: bool,
+    /// The current factorisation regularised or clamped no pivot.
+    clean_factor: bool,
     /// Correctors kept (total).
     correctors: u32,
 }
@@ -430,6 +438,7 @@ impl<'a> DsxIpm<'a> {
                 0
             },
             checked_solve: false,
+            clean_factor: false,
             correctors: 0,
         })
     }
@@ -485,19 +494,24 @@ impl<'a> DsxIpm<'a> {
             self.sc.kappa[i] = self.z[a0 + k + 1] * self.inv_u[a0 + k + 1];
         }
         let view = self.sc.view();
+        let info = self.sys.factor(&view)?;
+        // A factorisation without regularised or clamped pivots is trusted for the early,
+        // loose solves; otherwise (and once the residuals are small) the first solve is checked.
+        self.clean_factor = info.regularized_pivots == 0 && info.clamped_diagonals == 0;
         self.checked_solve = false;
-        self.sys.factor(&view)?;
         self.factor_seconds += t.elapsed().as_secs_f64();
         Ok(())
     }
 
-    /// Solves `H out = self.rhs` to the relative accuracy `tol` (2-norm). The first solve after a factorisation measures the residual
+    /// Solves `H out = self.rhs` to the relative accuracy `tol` (2-norm). Early on (loose `tol`,
+    /// clean factorisation) it is a plain direct solve. Otherwise the first solve after a
+    /// factorisation measures the residual
     /// against the exact operator and refines by PCG when it exceeds `tol`; later solves with
     /// the same factorisation skip the check (one `O(nnz)` product each) unless the first one
     /// needed refinement.
     fn solve_h(&mut self, out: &mut [f64], tol: f64) -> Result<()> {
         let t = Instant::now();
-        if self.checked_solve {
+        if self.checked_solve || (self.clean_factor && tol >= LOOSE_SOLVE_TOL) {
             out.copy_from_slice(&self.rhs);
             self.sys.solve_in_place(out)?;
         } else {
