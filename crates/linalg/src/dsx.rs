@@ -159,6 +159,8 @@ pub struct RefineInfo {
 struct Ident;
 
 trait Cols: Copy {
+    /// The support is `0..k` (dense rows): kernels may use contiguous, vectorised loops.
+    const CONTIGUOUS: bool = false;
     fn at(self, a: usize) -> usize;
     fn range_iter(self, a: usize, k: usize) -> impl Iterator<Item = usize>;
     /// `v[S]` as a contiguous slice (borrowed for dense rows, gathered into `buf` for CSR).
@@ -170,6 +172,8 @@ trait Cols: Copy {
 }
 
 impl Cols for Ident {
+    const CONTIGUOUS: bool = true;
+
     #[inline(always)]
     fn at(self, a: usize) -> usize {
         a
@@ -859,11 +863,38 @@ impl DsxSystem {
         // forward: y_d = A_d⁻¹ r_d ; r̂_c = r_c − Bᵀ y_d, B rows: α_j → (−φ v, −1), ξ → (0, 1)
         let mut rl = rest[0];
         let mut rm = r_mu;
-        for a in 0..k {
-            let ya = ua[a] * inv_delta[a];
-            ua[a] = ya;
-            rl += phi[a] * v[cols.at(a)] * ya;
-            rm += ya;
+        if C::CONTIGUOUS {
+            // dense rows: four-lane accumulators so the loop vectorises
+            let (c4, vv) = (k / 4 * 4, &v[..k]);
+            let (mut l4, mut m4) = ([0.0f64; 4], [0.0f64; 4]);
+            for (((u4, i4), p4), v4) in ua[..c4]
+                .chunks_exact_mut(4)
+                .zip(inv_delta[..c4].chunks_exact(4))
+                .zip(phi[..c4].chunks_exact(4))
+                .zip(vv[..c4].chunks_exact(4))
+            {
+                for l in 0..4 {
+                    let ya = u4[l] * i4[l];
+                    u4[l] = ya;
+                    l4[l] += p4[l] * v4[l] * ya;
+                    m4[l] += ya;
+                }
+            }
+            rl += (l4[0] + l4[1]) + (l4[2] + l4[3]);
+            rm += (m4[0] + m4[1]) + (m4[2] + m4[3]);
+            for a in c4..k {
+                let ya = ua[a] * inv_delta[a];
+                ua[a] = ya;
+                rl += phi[a] * vv[a] * ya;
+                rm += ya;
+            }
+        } else {
+            for a in 0..k {
+                let ya = ua[a] * inv_delta[a];
+                ua[a] = ya;
+                rl += phi[a] * v[cols.at(a)] * ya;
+                rm += ya;
+            }
         }
         let yx = rest[1] * e.inv_kappa;
         rm -= yx;
@@ -872,9 +903,30 @@ impl DsxSystem {
         let xm = -e.p12 * rl - e.p22 * rm;
         // backward: x_d = y_d − A_d⁻¹ B x_c
         let mut sum_a = 0.0;
-        for a in 0..k {
-            ua[a] += (phi[a] * v[cols.at(a)] * xl + xm) * inv_delta[a];
-            sum_a += ua[a];
+        if C::CONTIGUOUS {
+            let (c4, vv) = (k / 4 * 4, &v[..k]);
+            let mut s4 = [0.0f64; 4];
+            for (((u4, i4), p4), v4) in ua[..c4]
+                .chunks_exact_mut(4)
+                .zip(inv_delta[..c4].chunks_exact(4))
+                .zip(phi[..c4].chunks_exact(4))
+                .zip(vv[..c4].chunks_exact(4))
+            {
+                for l in 0..4 {
+                    u4[l] += (p4[l] * v4[l] * xl + xm) * i4[l];
+                    s4[l] += u4[l];
+                }
+            }
+            sum_a = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+            for a in c4..k {
+                ua[a] += (phi[a] * vv[a] * xl + xm) * inv_delta[a];
+                sum_a += ua[a];
+            }
+        } else {
+            for a in 0..k {
+                ua[a] += (phi[a] * v[cols.at(a)] * xl + xm) * inv_delta[a];
+                sum_a += ua[a];
+            }
         }
         rest[0] = xl;
         rest[1] = yx - xm * e.inv_kappa;
