@@ -13,9 +13,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use bulwark_core::{
-    CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, ParamGuard, Sign,
-};
+use bulwark_core::{CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, Sign};
 use bulwark_deletion::{DsxLpParams, FeatureValues, Lp4, LpBackend};
 use bulwark_lp::LpProblem;
 use rand::{Rng, SeedableRng};
@@ -171,48 +169,28 @@ fn main() {
         .values(FeatureValues::Uniform)
         .backend(LpBackend::Structured);
     let t = Instant::now();
-    let fitted = if std::env::var_os("LP_BENCH_LOG").is_some() {
-        // iteration log on stderr
-        let mut log = |it: &bulwark_lp::IterationInfo| {
-            eprintln!(
-                "{:3} pobj {:+.10e} dobj {:+.10e} pres {:.2e} dres {:.2e} gap {:.2e} mu {:.2e} sigma {:.2e} step {:.3} t {:.2}s",
-                it.iter,
-                it.pobj,
-                it.dobj,
-                it.pres,
-                it.dres,
-                it.gap,
-                it.mu,
-                it.sigma,
-                it.step,
-                it.seconds
-            );
-            std::ops::ControlFlow::Continue(())
-        };
-        let p = params.clone().check().expect("valid parameters");
-        let (model, d) = p
-            .fit_with_progress(&data, Some(&mut log))
-            .expect("structured solve");
-        let mut report = bulwark_core::FitReport {
-            objective: Some(d.objective),
-            iterations: Some(d.iterations as usize),
-            ..Default::default()
-        };
-        report
-            .details
-            .insert("closed_form_objective".into(), d.closed_form_objective);
-        report.details.insert("lp_vars".into(), d.lp_vars as f64);
-        report.details.insert("lp_rows".into(), d.lp_rows as f64);
-        report
-            .details
-            .insert("factor_seconds".into(), d.factor_seconds);
-        report
-            .details
-            .insert("solve_seconds".into(), d.solve_seconds);
-        bulwark_core::Fitted { model, report }
-    } else {
-        params.fit(&data).expect("structured solve")
+    // LP_BENCH_LOG: iteration log on stderr
+    let mut log = |it: &bulwark_lp::IterationInfo| {
+        eprintln!(
+            "{:3} pobj {:+.10e} dobj {:+.10e} pres {:.2e} dres {:.2e} gap {:.2e} mu {:.2e} sigma {:.2e} step {:.3} t {:.2}s",
+            it.iter,
+            it.pobj,
+            it.dobj,
+            it.pres,
+            it.dres,
+            it.gap,
+            it.mu,
+            it.sigma,
+            it.step,
+            it.seconds
+        );
+        std::ops::ControlFlow::Continue(())
     };
+    let progress: Option<bulwark_deletion::Progress<'_>> =
+        std::env::var_os("LP_BENCH_LOG").map(|_| &mut log as _);
+    let fitted = params
+        .fit_with_progress(&data, progress)
+        .expect("structured solve");
     let mut seconds = t.elapsed().as_secs_f64();
     // LP_BENCH_REPEAT=k: k solves in all, the fastest is reported (machine-load noise)
     let repeat: usize = std::env::var("LP_BENCH_REPEAT")
