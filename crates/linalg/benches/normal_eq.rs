@@ -148,6 +148,7 @@ fn bench_one(
     let settings = DsxSettings {
         kernel,
         par,
+        threads: if par == Par::Seq { 1 } else { 2 },
         ..DsxSettings::default()
     };
     let mut sys = DsxSystem::try_new_with(inst.rows(csr), &inst.y, &inst.v, 1.0, settings).unwrap();

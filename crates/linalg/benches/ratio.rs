@@ -56,6 +56,7 @@ fn case(m: usize, n: usize, density: f64, kernel: SchurKernel, par: Par, reps: u
     let settings = DsxSettings {
         kernel,
         par,
+        threads: if par == Par::Seq { 1 } else { 2 },
         ..DsxSettings::default()
     };
     let mut sys = DsxSystem::try_new_with(rows, &y, &v, 1.0, settings).unwrap();
