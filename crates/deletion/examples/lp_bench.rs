@@ -125,7 +125,7 @@ fn xtdx_seconds(m: usize, n: usize, reps: usize) -> f64 {
     let par = if std::env::var("BULWARK_PAR").is_ok_and(|v| v == "seq") {
         Par::Seq
     } else {
-        Par::rayon(0)
+        Par::rayon(rayon::current_num_threads())
     };
     let mut best = f64::INFINITY;
     for _ in 0..reps {
@@ -206,7 +206,7 @@ fn main() {
     let iters = fitted.report.iterations.unwrap_or(0);
     let xtdx = xtdx_seconds(m, n, 3);
     let json = format!(
-        "{{\"case\":\"{case}\",\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat}}}",
+        "{{\"case\":\"{case}\",\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"threads\":{}}}",
         data.features().nnz(),
         fitted.report.objective.unwrap_or(f64::NAN),
         fitted.report.details["closed_form_objective"],
@@ -226,6 +226,7 @@ fn main() {
             .get("solve_seconds")
             .copied()
             .unwrap_or(f64::NAN),
+        rayon::current_num_threads(),
     );
     std::fs::write(&out, &json).unwrap();
     println!("{json}");

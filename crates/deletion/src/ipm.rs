@@ -44,12 +44,22 @@
 //! limit, or with a numerical error.
 //!
 //! All vectors are allocated once; the iteration loop allocates nothing.
+//!
+//! # Threads
+//!
+//! Every pass over the examples (scalings, right-hand side, recovery and step lengths,
+//! residuals, complementarity, elementwise updates) runs over four blocks of consecutive
+//! examples balanced by non-zeros, on rayon when more than one thread is available. The blocks
+//! are fixed by the data and partial sums are combined in block order; `DsxSystem` gets
+//! `threads` for its own bit-stable passes and `par = Par::Seq` for faer's kernels. The iterates
+//! are therefore the same bits for any thread count.
 
 use std::ops::ControlFlow;
 use std::time::Instant;
 
-use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, RowsRef};
+use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, Par, RowsRef};
 use bulwark_lp::{IterationInfo, Status};
+use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::layout::Lp4;
@@ -62,16 +72,20 @@ const GONDZIO_DELTA: f64 = 0.2;
 const GONDZIO_BETA_MIN: f64 = 0.1;
 const GONDZIO_BETA_MAX: f64 = 10.0;
 const GONDZIO_GAIN: f64 = 0.02;
-/// Most Gondzio correctors per iteration (measured on 2000 × 784 at 19 %: 0 → 68 iterations,
-/// 1 → 62, 2 → 54, 4 → 54, 6 → 52; dense 1000 × 100: 30, 28, 24, 25, 25).
+/// Most Gondzio correctors per iteration where they pay off (measured on 2000 × 784 at 19 %:
+/// 0 → 68 iterations, 1 → 62, 2 → 54, 4 → 54, 6 → 52; dense 1000 × 100: 30, 28, 24, 25, 25).
 const MAX_CORRECTORS: usize = 2;
-/// Whether Gondzio correctors pay off: each costs about one more solve and saves a fraction of
-/// the iterations, so they help when a factorisation costs several solves. Deterministic cost
-/// model (so the same input always takes the same path): Schur-complement flops at the measured
-/// rates of the two kernels (BLAS-3 ≈ 8, sparse scatter ≈ 4 flops per scalar-pass flop) plus the
-/// dense Cholesky, against ≈ 14 passes over the non-zeros per solve. Measured: dense 1000 × 100,
-/// 30 iterations without correctors in 0.38 s vs 24 with in 0.44 s (model ratio 0.6, no
-/// correctors); MNIST-like 10000 × 784 at 19 %, 82 vs 74 iterations (ratio 1.8, correctors).
+/// Whether Gondzio correctors pay off. Each costs one more solve plus one right-hand-side and
+/// one recovery pass over the examples (about two solves' worth of memory traffic) and saves
+/// 10–15 % of the iterations, so with `F` the factorisation and `s` one solve they pay when
+/// `0.13 F > 1.5 · 2s`, i.e. `F ≳ 20 s`. Deterministic cost model (the same input always takes
+/// the same path): Schur-complement flops at the measured rates of the kernels (BLAS-3 ≈ 8,
+/// blocked sparse scatter ≈ 6 flops per scalar-pass flop) plus the dense Cholesky, against ≈ 14
+/// passes over the non-zeros per solve. Measured with the blocked scatter and two threads:
+/// MNIST-like 10000 × 784 at 19 % (model ratio 4.3), 17.0–17.6 s and 79 iterations without
+/// correctors against 20.9–26.0 s and 69 iterations with two; dense 1000 × 100 (ratio 1.8),
+/// 30 iterations without in 0.38 s against 24 with in 0.44 s. Large dense `n` (e.g.
+/// 1000 × 2000, ratio ≈ 37) keeps them.
 fn correctors_pay_off(lp: &Lp4) -> bool {
     let (m, n1) = (lp.m() as f64, (lp.n() + 1) as f64);
     let sum_k2: f64 = (0..lp.m())
@@ -84,10 +98,10 @@ fn correctors_pay_off(lp: &Lp4) -> bool {
     let factor = if gemm {
         2.0 * m * n1 * n1 / 8.0
     } else {
-        2.0 * sum_k2 / 4.0
+        2.0 * sum_k2 / 6.0
     } + n1 * n1 * n1 / 24.0;
     let solve = 14.0 * lp.nnz() as f64 + 2.0 * n1 * n1;
-    factor >= 3.0 * solve
+    factor >= 20.0 * solve
 }
 
 /// Solve tolerance at or above which a clean factorisation's solves are not checked against the
@@ -105,6 +119,116 @@ pub(crate) struct IpmOptions {
     pub tolerance: f64,
     pub max_iter: u32,
     pub time_limit: f64,
+}
+
+/// Example blocks of the data-parallel passes. They are fixed by the data (balanced by
+/// non-zeros), not by the thread count, and every partial sum is combined in block order, so
+/// one thread and many give the same bits.
+const PARTS: usize = 4;
+
+/// Below this many LP variables the passes stay on the calling thread (a fork–join costs
+/// more than it saves); the blocks and the order of every sum are the same either way.
+const PAR_MIN_VARS: usize = 40_000;
+
+/// Boundaries of the [`PARTS`] example blocks in each family of arrays (all relative: rows,
+/// tail variables `(α, λ, ξ)` from index `n + 1`, support non-zeros, examples).
+#[derive(Debug, Clone, Copy)]
+struct Parts {
+    ex: [usize; PARTS + 1],
+    rows: [usize; PARTS + 1],
+    tail: [usize; PARTS + 1],
+    nz: [usize; PARTS + 1],
+}
+
+impl Parts {
+    fn new(lp: &Lp4) -> Self {
+        let m = lp.m();
+        // weight of example i: its rows and tail variables, |S_i| + 2
+        let total = lp.nnz() + 2 * m;
+        let mut ex = [m; PARTS + 1];
+        ex[0] = 0;
+        let mut i = 0;
+        for (k, e) in ex.iter_mut().enumerate().take(PARTS).skip(1) {
+            let target = total * k / PARTS;
+            while i < m && lp.indptr[i] + 2 * i < target {
+                i += 1;
+            }
+            *e = i;
+        }
+        let t0 = lp.n() + 1;
+        Self {
+            ex,
+            rows: ex.map(|i| lp.row_offset(i)),
+            tail: ex.map(|i| lp.var_offset(i) - t0),
+            nz: ex.map(|i| lp.indptr[i]),
+        }
+    }
+}
+
+impl Parts {
+    /// Example `i`'s first row and first tail variable, relative to block `k`'s slices.
+    #[inline]
+    fn local(&self, lp: &Lp4, k: usize, i: usize) -> (usize, usize) {
+        let t0 = lp.n() + 1;
+        (
+            lp.row_offset(i) - self.rows[k],
+            lp.var_offset(i) - t0 - self.tail[k],
+        )
+    }
+}
+
+/// `v` cut at the block boundaries `b` (`b[0] = 0`, `b[PARTS] = v.len()`).
+fn parts_mut<'a, T>(mut v: &'a mut [T], b: &[usize; PARTS + 1]) -> [&'a mut [T]; PARTS] {
+    let mut out: [&'a mut [T]; PARTS] = Default::default();
+    for (k, o) in out.iter_mut().enumerate() {
+        let (a, rest) = std::mem::take(&mut v).split_at_mut(b[k + 1] - b[k]);
+        *o = a;
+        v = rest;
+    }
+    out
+}
+
+/// Shared-reference version of [`parts_mut`].
+fn parts<'a, T>(mut v: &'a [T], b: &[usize; PARTS + 1]) -> [&'a [T]; PARTS] {
+    let mut out: [&'a [T]; PARTS] = [&[]; PARTS];
+    for (k, o) in out.iter_mut().enumerate() {
+        let (a, rest) = v.split_at(b[k + 1] - b[k]);
+        *o = a;
+        v = rest;
+    }
+    out
+}
+
+/// `v` cut into [`PARTS`] consecutive pieces of length `len` (per-block scratch).
+fn chunks<T>(v: &mut [T], len: usize) -> [&mut [T]; PARTS] {
+    parts_mut(&mut v[..PARTS * len], &std::array::from_fn(|k| k * len))
+}
+
+/// Where the per-block jobs run.
+#[derive(Debug)]
+struct Exec {
+    /// Run the blocks concurrently.
+    par: bool,
+    /// A dedicated pool (`threads` given and different from the current pool's size).
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl Exec {
+    /// Runs `f` on every block's job: concurrently when `par`, else in block order.
+    fn run<J: Send>(&self, jobs: [J; PARTS], f: impl Fn(J) + Sync + Send) {
+        if !self.par {
+            jobs.into_iter().for_each(f);
+        } else if let Some(pool) = &self.pool {
+            pool.install(|| jobs.into_par_iter().for_each(f));
+        } else {
+            jobs.into_par_iter().for_each(f);
+        }
+    }
+}
+
+/// Builds `[J; PARTS]` from per-block pieces (`next` is called `PARTS` times, in order).
+fn jobs<J>(next: impl FnMut(usize) -> J) -> [J; PARTS] {
+    std::array::from_fn(next)
 }
 
 /// The outcome of one solve of LP (4).
@@ -188,6 +312,79 @@ impl Scal {
     }
 }
 
+/// `f(out_k, a_k, b_k, c_k, d_k)` for every `k`, block by block.
+#[allow(clippy::many_single_char_names)]
+fn map5(
+    exec: &Exec,
+    bounds: &[usize; PARTS + 1],
+    out: &mut [f64],
+    [a, b, c, d]: [&[f64]; 4],
+    f: impl Fn(&mut f64, f64, f64, f64, f64) + Sync + Send,
+) {
+    let (a, b, c, d) = (
+        parts(a, bounds),
+        parts(b, bounds),
+        parts(c, bounds),
+        parts(d, bounds),
+    );
+    let mut out = parts_mut(out, bounds);
+    let work = jobs(|k| (std::mem::take(&mut out[k]), a[k], b[k], c[k], d[k]));
+    exec.run(work, |(o, a, b, c, d)| {
+        for ((((o, &a), &b), &c), &d) in o.iter_mut().zip(a).zip(b).zip(c).zip(d) {
+            f(o, a, b, c, d);
+        }
+    });
+}
+
+/// `x += α dx`, `y += β dy`, block by block.
+fn step2(
+    exec: &Exec,
+    bounds: &[usize; PARTS + 1],
+    (x, dx, alpha): (&mut [f64], &[f64], f64),
+    (y, dy, beta): (&mut [f64], &[f64], f64),
+) {
+    let (dx, dy) = (parts(dx, bounds), parts(dy, bounds));
+    let (mut x, mut y) = (parts_mut(x, bounds), parts_mut(y, bounds));
+    let work = jobs(|k| {
+        (
+            std::mem::take(&mut x[k]),
+            dx[k],
+            std::mem::take(&mut y[k]),
+            dy[k],
+        )
+    });
+    exec.run(work, |(x, dx, y, dy)| {
+        for (x, dx) in x.iter_mut().zip(dx) {
+            *x += alpha * dx;
+        }
+        for (y, dy) in y.iter_mut().zip(dy) {
+            *y += beta * dy;
+        }
+    });
+}
+
+/// `Σ_k (v_k + a dv_k)(w_k + b dw_k)`: per block, then over the blocks in order.
+fn dot_step_parts(
+    exec: &Exec,
+    bounds: &[usize; PARTS + 1],
+    (v, dv, a): (&[f64], &[f64], f64),
+    (w, dw, b): (&[f64], &[f64], f64),
+) -> f64 {
+    let (v, dv, w, dw) = (
+        parts(v, bounds),
+        parts(dv, bounds),
+        parts(w, bounds),
+        parts(dw, bounds),
+    );
+    let mut sums = [0.0f64; PARTS];
+    let mut slots = chunks(&mut sums, 1);
+    let work = jobs(|k| (std::mem::take(&mut slots[k]), v[k], dv[k], w[k], dw[k]));
+    exec.run(work, |(o, v, dv, w, dw)| {
+        o[0] = dot_step(v, dv, a, w, dw, b)
+    });
+    sums.iter().sum()
+}
+
 /// The solver state for one LP (4).
 pub(crate) struct DsxIpm<'a> {
     lp: &'a Lp4,
@@ -228,8 +425,14 @@ pub(crate) struct DsxIpm<'a> {
     inv_u: Vec<f64>,
     inv_z: Vec<f64>,
     // scratch
-    /// Per-example scratch of length `n` (dense rows).
-    qbuf: Vec<f64>,
+    /// Per-block scratch of length `n` (dense rows), `PARTS × n`.
+    qbufs: Vec<f64>,
+    /// Per-block accumulators of the `w` part of the right-hand side, `PARTS × n`.
+    wacc: Vec<f64>,
+    /// The example blocks of the data-parallel passes.
+    parts: Parts,
+    /// Where the blocks run.
+    exec: Exec,
     rhs: Vec<f64>,
     sc: Scal,
     factor_seconds: f64,
@@ -344,9 +547,37 @@ fn inf_norm(v: &[f64]) -> f64 {
 }
 
 impl<'a> DsxIpm<'a> {
-    /// Sizes every buffer for `lp`. Memory `O(nnz + m + n²)`.
-    pub(crate) fn new(lp: &'a Lp4) -> Result<Self> {
+    /// Sizes every buffer for `lp`. Memory `O(nnz + m + n²)`. `threads`: workers of the
+    /// per-example passes and of the factorisation (`None`: rayon's current pool); the result
+    /// does not depend on it.
+    pub(crate) fn new(lp: &'a Lp4, threads: Option<usize>) -> Result<Self> {
+        let current = rayon::current_num_threads();
+        let threads = threads.unwrap_or(current).max(1);
+        let pool = if threads > 1 && threads != current {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| {
+                        crate::error::DeletionError::Core(bulwark_core::Error::param(
+                            "threads",
+                            threads,
+                            format!("could not start the thread pool: {e}"),
+                        ))
+                    })?,
+            )
+        } else {
+            None
+        };
+        let exec = Exec {
+            par: threads > 1 && lp.num_vars() >= PAR_MIN_VARS,
+            pool,
+        };
         let settings = DsxSettings {
+            // our passes split the work the same way for any thread count (same bits); faer's
+            // parallel kernels would not, so they stay sequential
+            par: Par::Seq,
+            threads: if exec.par { threads } else { 1 },
             static_regularization: 1e-12,
             dynamic_regularization: Some(DynamicRegularization {
                 epsilon: 1e-14,
@@ -421,7 +652,10 @@ impl<'a> DsxIpm<'a> {
             inv_u: z(len),
             inv_z: z(len),
             rhs: z(len),
-            qbuf: z(n),
+            qbufs: z(PARTS * n),
+            wacc: z(PARTS * n),
+            parts: Parts::new(lp),
+            exec,
             sc: Scal {
                 theta: z(m),
                 phi: z(nnz),
@@ -462,37 +696,72 @@ impl<'a> DsxIpm<'a> {
             let w = self.u[j];
             self.sc.wd[j] = self.zl[j] / (w + c) + self.zu[j] / (c - w);
         }
-        for (o, v) in self.inv_s.iter_mut().zip(&self.s) {
-            *o = 1.0 / v;
-        }
-        for (o, v) in self.inv_y.iter_mut().zip(&self.y) {
-            *o = 1.0 / v;
-        }
         let t0 = self.t0();
-        for (o, v) in self.inv_u[t0..].iter_mut().zip(&self.u[t0..]) {
-            *o = 1.0 / v;
-        }
-        for (o, v) in self.inv_z[t0..].iter_mut().zip(&self.z[t0..]) {
-            *o = 1.0 / v;
-        }
-        for i in 0..self.m {
-            let r0 = lp.row_offset(i);
-            let a0 = lp.var_offset(i);
-            let k = lp.support_len(i);
-            let nz0 = lp.indptr[i];
-            // Θ = y/s on the rows, D = z/u on the tail (module docs)
-            self.sc.theta[i] = self.y[r0] * self.inv_s[r0];
-            let (y, is) = (&self.y[r0 + 1..r0 + 1 + k], &self.inv_s[r0 + 1..r0 + 1 + k]);
-            for ((o, y), is) in self.sc.phi[nz0..nz0 + k].iter_mut().zip(y).zip(is) {
-                *o = y * is;
+        let p = self.parts;
+        let (s, y) = (parts(&self.s, &p.rows), parts(&self.y, &p.rows));
+        let (u, z) = (parts(&self.u[t0..], &p.tail), parts(&self.z[t0..], &p.tail));
+        let mut inv_s = parts_mut(&mut self.inv_s, &p.rows);
+        let mut inv_y = parts_mut(&mut self.inv_y, &p.rows);
+        let mut inv_u = parts_mut(&mut self.inv_u[t0..], &p.tail);
+        let mut inv_z = parts_mut(&mut self.inv_z[t0..], &p.tail);
+        let mut theta = parts_mut(&mut self.sc.theta, &p.ex);
+        let mut rho = parts_mut(&mut self.sc.rho, &p.ex);
+        let mut kappa = parts_mut(&mut self.sc.kappa, &p.ex);
+        let mut phi = parts_mut(&mut self.sc.phi, &p.nz);
+        let mut sigma = parts_mut(&mut self.sc.sigma, &p.nz);
+        let work = jobs(|k| {
+            (
+                k,
+                (s[k], y[k], u[k], z[k]),
+                (
+                    std::mem::take(&mut inv_s[k]),
+                    std::mem::take(&mut inv_y[k]),
+                    std::mem::take(&mut inv_u[k]),
+                    std::mem::take(&mut inv_z[k]),
+                ),
+                (
+                    std::mem::take(&mut theta[k]),
+                    std::mem::take(&mut rho[k]),
+                    std::mem::take(&mut kappa[k]),
+                    std::mem::take(&mut phi[k]),
+                    std::mem::take(&mut sigma[k]),
+                ),
+            )
+        });
+        self.exec.run(work, |(k, (s, y, u, z), inv, sc)| {
+            let (inv_s, inv_y, inv_u, inv_z) = inv;
+            let (theta, rho, kappa, phi, sigma) = sc;
+            for (o, v) in inv_s.iter_mut().zip(s) {
+                *o = 1.0 / v;
             }
-            let (z, iu) = (&self.z[a0..a0 + k], &self.inv_u[a0..a0 + k]);
-            for ((o, z), iu) in self.sc.sigma[nz0..nz0 + k].iter_mut().zip(z).zip(iu) {
-                *o = z * iu;
+            for (o, v) in inv_y.iter_mut().zip(y) {
+                *o = 1.0 / v;
             }
-            self.sc.rho[i] = self.z[a0 + k] * self.inv_u[a0 + k];
-            self.sc.kappa[i] = self.z[a0 + k + 1] * self.inv_u[a0 + k + 1];
-        }
+            for (o, v) in inv_u.iter_mut().zip(u) {
+                *o = 1.0 / v;
+            }
+            for (o, v) in inv_z.iter_mut().zip(z) {
+                *o = 1.0 / v;
+            }
+            let (e0, nz_base) = (p.ex[k], p.nz[k]);
+            for i in e0..p.ex[k + 1] {
+                let (r0, a0) = p.local(lp, k, i);
+                let kk = lp.support_len(i);
+                let nz0 = lp.indptr[i] - nz_base;
+                // Θ = y/s on the rows, D = z/u on the tail (module docs)
+                theta[i - e0] = y[r0] * inv_s[r0];
+                let (yb, is) = (&y[r0 + 1..r0 + 1 + kk], &inv_s[r0 + 1..r0 + 1 + kk]);
+                for ((o, y), is) in phi[nz0..nz0 + kk].iter_mut().zip(yb).zip(is) {
+                    *o = y * is;
+                }
+                let (zb, iu) = (&z[a0..a0 + kk], &inv_u[a0..a0 + kk]);
+                for ((o, z), iu) in sigma[nz0..nz0 + kk].iter_mut().zip(zb).zip(iu) {
+                    *o = z * iu;
+                }
+                rho[i - e0] = z[a0 + kk] * inv_u[a0 + kk];
+                kappa[i - e0] = z[a0 + kk + 1] * inv_u[a0 + kk + 1];
+            }
+        });
         let view = self.sc.view();
         let info = self.sys.factor(&view)?;
         // A factorisation without regularised or clamped pivots is trusted for the early,
@@ -544,68 +813,115 @@ impl<'a> DsxIpm<'a> {
     }
 
     /// `rhs = Gᵀq + e − r_d` with `q = (r_s − y∘r_p)/s` (module docs), fused into one pass over
-    /// the examples (`G`'s structure as in [`DsxSystem::rows_apply_transpose`], DSX eq. (4)).
+    /// the examples (`G`'s structure as in [`DsxSystem::rows_apply_transpose`], DSX eq. (4)),
+    /// block by block; the `(w, b)` part is summed per block, then over the blocks in order.
     fn newton_rhs(&mut self) {
         let lp = self.lp;
-        let (n, c) = (self.n, self.c_box);
-        let (rs, y, rp, is) = (&self.rs, &self.y, &self.rp, &self.inv_s);
-        let (rt, iu, rd) = (&self.rt, &self.inv_u, &self.rd);
-        let rhs = &mut self.rhs;
-        let qbuf = &mut self.qbuf;
-        rhs[..=n].fill(0.0);
-        let mut rb = 0.0;
-        let (rhs_w, rhs_t) = rhs.split_at_mut(n + 1);
-        for i in 0..self.m {
-            let (r0, a0, k) = (lp.row_offset(i), lp.var_offset(i), lp.support_len(i));
-            let nz = lp.indptr[i]..lp.indptr[i + 1];
-            let (cols, yx) = (&lp.indices[nz.clone()], &self.yx[nz]);
-            let rr = r0..r0 + k + 1;
-            let vr = a0..a0 + k + 2;
-            let (rs, y, rp, is) = (&rs[rr.clone()], &y[rr.clone()], &rp[rr.clone()], &is[rr]);
-            let (rt, iu, rd) = (&rt[vr.clone()], &iu[vr.clone()], &rd[vr]);
-            let out = &mut rhs_t[a0 - n - 1..a0 - n - 1 + k + 2];
-            let qa = (rs[0] - y[0] * rp[0]) * is[0];
-            rb += lp.y[i] * qa;
-            let mut lam = lp.p_i[i] * qa;
-            if lp.dense {
-                // every feature in the support (j = t): data-parallel loops, then the reduction
-                let q = &mut qbuf[..k];
-                for (t, qb) in q.iter_mut().enumerate() {
-                    *qb = (rs[t + 1] - y[t + 1] * rp[t + 1]) * is[t + 1];
+        let (n, c, t0) = (self.n, self.c_box, self.t0());
+        let p = self.parts;
+        let (rs, y) = (parts(&self.rs, &p.rows), parts(&self.y, &p.rows));
+        let (rp, is) = (parts(&self.rp, &p.rows), parts(&self.inv_s, &p.rows));
+        let (rt, iu) = (
+            parts(&self.rt[t0..], &p.tail),
+            parts(&self.inv_u[t0..], &p.tail),
+        );
+        let rd = parts(&self.rd[t0..], &p.tail);
+        let (rhs_w, rhs_t) = self.rhs.split_at_mut(n + 1);
+        let mut out = parts_mut(rhs_t, &p.tail);
+        let mut wacc = chunks(&mut self.wacc, n);
+        let mut qbuf = chunks(&mut self.qbufs, n);
+        let mut rb = [0.0f64; PARTS];
+        let mut rb_slots = chunks(&mut rb, 1);
+        let yx_all = &self.yx;
+        let work = jobs(|k| {
+            (
+                k,
+                (rs[k], y[k], rp[k], is[k]),
+                (rt[k], iu[k], rd[k]),
+                std::mem::take(&mut out[k]),
+                std::mem::take(&mut wacc[k]),
+                std::mem::take(&mut qbuf[k]),
+                std::mem::take(&mut rb_slots[k]),
+            )
+        });
+        self.exec.run(work, |(k, rows, tail, out, acc, qbuf, rb)| {
+            let (rs, y, rp, is) = rows;
+            let (rt, iu, rd) = tail;
+            let e0 = p.ex[k];
+            acc.fill(0.0);
+            let mut rbk = 0.0;
+            for i in e0..p.ex[k + 1] {
+                let (r0, a0) = p.local(lp, k, i);
+                let kk = lp.support_len(i);
+                let nz = lp.indptr[i]..lp.indptr[i + 1];
+                let (cols, yx) = (&lp.indices[nz.clone()], &yx_all[nz]);
+                let rr = r0..r0 + kk + 1;
+                let vr = a0..a0 + kk + 2;
+                let (rs, y, rp, is) = (&rs[rr.clone()], &y[rr.clone()], &rp[rr.clone()], &is[rr]);
+                let (rt, iu, rd) = (&rt[vr.clone()], &iu[vr.clone()], &rd[vr.clone()]);
+                let out = &mut out[vr];
+                let qa = (rs[0] - y[0] * rp[0]) * is[0];
+                rbk += lp.y[i] * qa;
+                let mut lam = lp.p_i[i] * qa;
+                if lp.dense {
+                    // every feature in the support (j = t): data-parallel loops, then the
+                    // reduction
+                    let q = &mut qbuf[..kk];
+                    for (t, qb) in q.iter_mut().enumerate() {
+                        *qb = (rs[t + 1] - y[t + 1] * rp[t + 1]) * is[t + 1];
+                    }
+                    for ((w, &a), &qb) in acc[..kk].iter_mut().zip(yx).zip(q.iter()) {
+                        *w += a * qb;
+                    }
+                    lam -= dot(&lp.v[..kk], q);
+                    for (t, o) in out[..kk].iter_mut().enumerate() {
+                        *o = (q[t] - qa) + rt[t] * iu[t] - rd[t];
+                    }
+                } else {
+                    for t in 0..kk {
+                        let j = cols[t];
+                        let qb = (rs[t + 1] - y[t + 1] * rp[t + 1]) * is[t + 1];
+                        acc[j] += yx[t] * qb;
+                        lam -= lp.v[j] * qb;
+                        out[t] = (qb - qa) + rt[t] * iu[t] - rd[t];
+                    }
                 }
-                for ((w, &a), &qb) in rhs_w[..k].iter_mut().zip(yx).zip(q.iter()) {
-                    *w += a * qb;
-                }
-                lam -= dot(&lp.v[..k], q);
-                for (t, o) in out[..k].iter_mut().enumerate() {
-                    *o = (q[t] - qa) + rt[t] * iu[t] - rd[t];
-                }
-            } else {
-                for t in 0..k {
-                    let j = cols[t];
-                    let qb = (rs[t + 1] - y[t + 1] * rp[t + 1]) * is[t + 1];
-                    rhs_w[j] += yx[t] * qb;
-                    lam -= lp.v[j] * qb;
-                    out[t] = (qb - qa) + rt[t] * iu[t] - rd[t];
-                }
+                out[kk] = lam + rt[kk] * iu[kk] - rd[kk];
+                out[kk + 1] = qa + rt[kk + 1] * iu[kk + 1] - rd[kk + 1];
             }
-            out[k] = lam + rt[k] * iu[k] - rd[k];
-            out[k + 1] = qa + rt[k + 1] * iu[k + 1] - rd[k + 1];
+            rb[0] = rbk;
+        });
+        rhs_w.fill(0.0);
+        for acc in self.wacc.chunks_exact(n) {
+            for (o, a) in rhs_w[..n].iter_mut().zip(acc) {
+                *o += a;
+            }
         }
         for j in 0..n {
             let w = self.u[j];
-            rhs[j] += self.rl[j] / (w + c) - self.ru[j] / (c - w) - rd[j];
+            rhs_w[j] += self.rl[j] / (w + c) - self.ru[j] / (c - w) - self.rd[j];
         }
-        rhs[n] = rb - rd[n];
+        rhs_w[n] = rb.iter().sum::<f64>() - self.rd[n];
     }
 
     /// Recovers `Δs = GΔu + r_p`, `Δy = (r_s − y∘Δs)/s`, the bound-dual steps, and the largest
-    /// primal and dual step lengths (before `η`), in one pass over the examples.
+    /// primal and dual step lengths (before `η`), in one pass over the examples (block by
+    /// block; the step lengths are maxima, exact in any order).
     fn recover(&self, d: &mut Dir) -> (f64, f64) {
         let lp = self.lp;
-        let (n, c) = (self.n, self.c_box);
-        let (rs, y, rp, is, iy) = (&self.rs, &self.y, &self.rp, &self.inv_s, &self.inv_y);
-        let (rt, z, iu, iz) = (&self.rt, &self.z, &self.inv_u, &self.inv_z);
+        let (n, c, t0) = (self.n, self.c_box, self.t0());
+        let p = self.parts;
+        let (rs, y) = (parts(&self.rs, &p.rows), parts(&self.y, &p.rows));
+        let (rp, is) = (parts(&self.rp, &p.rows), parts(&self.inv_s, &p.rows));
+        let iy = parts(&self.inv_y, &p.rows);
+        let (rt, z) = (
+            parts(&self.rt[t0..], &p.tail),
+            parts(&self.z[t0..], &p.tail),
+        );
+        let (iu, iz) = (
+            parts(&self.inv_u[t0..], &p.tail),
+            parts(&self.inv_z[t0..], &p.tail),
+        );
         let Dir {
             u: du,
             s: ds,
@@ -615,85 +931,119 @@ impl<'a> DsxIpm<'a> {
             zu: dzu,
         } = d;
         let db = du[n];
+        let (du_w, du_t) = du.split_at(n + 1);
+        let du_t = parts(du_t, &p.tail);
+        let mut ds = parts_mut(ds, &p.rows);
+        let mut dy = parts_mut(dy, &p.rows);
+        let mut dz = parts_mut(&mut dz[t0..], &p.tail);
         // largest −Δv/v over primal (s, u_t) and dual (y, z) components: the step is 1/max
-        let (mut pm, mut dm) = (0.0f64, 0.0f64);
+        let mut maxima = [[0.0f64; 2]; PARTS];
+        let mut slots = chunks(&mut maxima, 1);
         #[inline(always)]
         fn mx(a: f64, b: f64) -> f64 {
             if b > a { b } else { a }
         }
-        let (du_w, du_t) = du.split_at(n + 1);
-        for i in 0..self.m {
-            let (r0, a0, k) = (lp.row_offset(i), lp.var_offset(i), lp.support_len(i));
-            let nz = lp.indptr[i]..lp.indptr[i + 1];
-            let (cols, yx) = (&lp.indices[nz.clone()], &self.yx[nz]);
-            // this example's rows (a_i, then b_ij) and tail variables (α_i, λ_i, ξ_i)
-            let rr = r0..r0 + k + 1;
-            let vr = a0..a0 + k + 2;
-            let (rs, y, rp, is, iy) = (
-                &rs[rr.clone()],
-                &y[rr.clone()],
-                &rp[rr.clone()],
-                &is[rr.clone()],
-                &iy[rr.clone()],
-            );
-            let (ds, dy) = (&mut ds[rr.clone()], &mut dy[rr]);
-            let (rt, z, iu, iz) = (
-                &rt[vr.clone()],
-                &z[vr.clone()],
-                &iu[vr.clone()],
-                &iz[vr.clone()],
-            );
-            let du = &du_t[a0 - n - 1..a0 - n - 1 + k + 2];
-            let dz = &mut dz[vr];
-            let (dl, dx) = (du[k], du[k + 1]);
-            let mut act = lp.p_i[i] * dl + lp.y[i] * db + dx;
-            if lp.dense {
-                // every feature in the support (j = t): data-parallel loops, then reductions
-                let (ds_b, dy_b) = (&mut ds[1..], &mut dy[1..]);
-                for (t, (sb, yb)) in ds_b.iter_mut().zip(dy_b.iter_mut()).enumerate() {
-                    let s_new = yx[t] * du_w[t] - lp.v[t] * dl + du[t] + rp[t + 1];
-                    *sb = s_new;
-                    *yb = (rs[t + 1] - y[t + 1] * s_new) * is[t + 1];
+        let yx_all = &self.yx;
+        let work = jobs(|k| {
+            (
+                k,
+                (rs[k], y[k], rp[k], is[k], iy[k]),
+                (rt[k], z[k], iu[k], iz[k], du_t[k]),
+                (
+                    std::mem::take(&mut ds[k]),
+                    std::mem::take(&mut dy[k]),
+                    std::mem::take(&mut dz[k]),
+                ),
+                std::mem::take(&mut slots[k]),
+            )
+        });
+        self.exec.run(work, |(k, rows, tail, outs, slot)| {
+            let (rs, y, rp, is, iy) = rows;
+            let (rt, z, iu, iz, du) = tail;
+            let (ds, dy, dz) = outs;
+            let e0 = p.ex[k];
+            let (mut pm, mut dm) = (0.0f64, 0.0f64);
+            for i in e0..p.ex[k + 1] {
+                let (r0, a0) = p.local(lp, k, i);
+                let kk = lp.support_len(i);
+                let nz = lp.indptr[i]..lp.indptr[i + 1];
+                let (cols, yx) = (&lp.indices[nz.clone()], &yx_all[nz]);
+                // this example's rows (a_i, then b_ij) and tail variables (α_i, λ_i, ξ_i)
+                let rr = r0..r0 + kk + 1;
+                let vr = a0..a0 + kk + 2;
+                let (rs, y, rp, is, iy) = (
+                    &rs[rr.clone()],
+                    &y[rr.clone()],
+                    &rp[rr.clone()],
+                    &is[rr.clone()],
+                    &iy[rr.clone()],
+                );
+                let (ds, dy) = (&mut ds[rr.clone()], &mut dy[rr]);
+                let (rt, z, iu, iz) = (
+                    &rt[vr.clone()],
+                    &z[vr.clone()],
+                    &iu[vr.clone()],
+                    &iz[vr.clone()],
+                );
+                let du = &du[vr.clone()];
+                let dz = &mut dz[vr];
+                let (dl, dx) = (du[kk], du[kk + 1]);
+                let mut act = lp.p_i[i] * dl + lp.y[i] * db + dx;
+                if lp.dense {
+                    // every feature in the support (j = t): data-parallel loops, then reductions
+                    let (ds_b, dy_b) = (&mut ds[1..], &mut dy[1..]);
+                    for (t, (sb, yb)) in ds_b.iter_mut().zip(dy_b.iter_mut()).enumerate() {
+                        let s_new = yx[t] * du_w[t] - lp.v[t] * dl + du[t] + rp[t + 1];
+                        *sb = s_new;
+                        *yb = (rs[t + 1] - y[t + 1] * s_new) * is[t + 1];
+                    }
+                    for (((dzb, &rtb), &zb), (&da, &iub)) in dz[..kk]
+                        .iter_mut()
+                        .zip(&rt[..kk])
+                        .zip(&z[..kk])
+                        .zip(du[..kk].iter().zip(&iu[..kk]))
+                    {
+                        *dzb = (rtb - zb * da) * iub;
+                    }
+                    act -= sum(&du[..kk]);
+                    pm = mx(pm, max_neg_ratio(&ds[1..], &is[1..]));
+                    pm = mx(pm, max_neg_ratio(&du[..kk], &iu[..kk]));
+                    dm = mx(dm, max_neg_ratio(&dy[1..], &iy[1..]));
+                    dm = mx(dm, max_neg_ratio(&dz[..kk], &iz[..kk]));
+                } else {
+                    for t in 0..kk {
+                        let j = cols[t];
+                        let da = du[t];
+                        act -= da;
+                        let sb = yx[t] * du_w[j] - lp.v[j] * dl + da + rp[t + 1];
+                        let yb = (rs[t + 1] - y[t + 1] * sb) * is[t + 1];
+                        let zb = (rt[t] - z[t] * da) * iu[t];
+                        ds[t + 1] = sb;
+                        dy[t + 1] = yb;
+                        dz[t] = zb;
+                        pm = mx(mx(pm, -sb * is[t + 1]), -da * iu[t]);
+                        dm = mx(mx(dm, -yb * iy[t + 1]), -zb * iz[t]);
+                    }
                 }
-                for (((dzb, &rtb), &zb), (&da, &iub)) in dz[..k]
-                    .iter_mut()
-                    .zip(&rt[..k])
-                    .zip(&z[..k])
-                    .zip(du[..k].iter().zip(&iu[..k]))
-                {
-                    *dzb = (rtb - zb * da) * iub;
-                }
-                act -= sum(&du[..k]);
-                pm = mx(pm, max_neg_ratio(&ds[1..], &is[1..]));
-                pm = mx(pm, max_neg_ratio(&du[..k], &iu[..k]));
-                dm = mx(dm, max_neg_ratio(&dy[1..], &iy[1..]));
-                dm = mx(dm, max_neg_ratio(&dz[..k], &iz[..k]));
-            } else {
-                for t in 0..k {
-                    let j = cols[t];
-                    let da = du[t];
-                    act -= da;
-                    let sb = yx[t] * du_w[j] - lp.v[j] * dl + da + rp[t + 1];
-                    let yb = (rs[t + 1] - y[t + 1] * sb) * is[t + 1];
-                    let zb = (rt[t] - z[t] * da) * iu[t];
-                    ds[t + 1] = sb;
-                    dy[t + 1] = yb;
-                    dz[t] = zb;
-                    pm = mx(mx(pm, -sb * is[t + 1]), -da * iu[t]);
-                    dm = mx(mx(dm, -yb * iy[t + 1]), -zb * iz[t]);
-                }
+                let sa = act + rp[0];
+                let ya = (rs[0] - y[0] * sa) * is[0];
+                ds[0] = sa;
+                dy[0] = ya;
+                let zl = (rt[kk] - z[kk] * dl) * iu[kk];
+                let zx = (rt[kk + 1] - z[kk + 1] * dx) * iu[kk + 1];
+                dz[kk] = zl;
+                dz[kk + 1] = zx;
+                pm = mx(mx(mx(pm, -sa * is[0]), -dl * iu[kk]), -dx * iu[kk + 1]);
+                dm = mx(mx(mx(dm, -ya * iy[0]), -zl * iz[kk]), -zx * iz[kk + 1]);
             }
-            let sa = act + rp[0];
-            let ya = (rs[0] - y[0] * sa) * is[0];
-            ds[0] = sa;
-            dy[0] = ya;
-            let zl = (rt[k] - z[k] * dl) * iu[k];
-            let zx = (rt[k + 1] - z[k + 1] * dx) * iu[k + 1];
-            dz[k] = zl;
-            dz[k + 1] = zx;
-            pm = mx(mx(mx(pm, -sa * is[0]), -dl * iu[k]), -dx * iu[k + 1]);
-            dm = mx(mx(mx(dm, -ya * iy[0]), -zl * iz[k]), -zx * iz[k + 1]);
+            slot[0] = [pm, dm];
+        });
+        let (mut pm, mut dm) = (0.0f64, 0.0f64);
+        for [a, b] in maxima {
+            pm = mx(pm, a);
+            dm = mx(dm, b);
         }
+        let du = du_w;
         if pm.is_nan() || dm.is_nan() {
             return (f64::NAN, f64::NAN);
         }
@@ -740,25 +1090,19 @@ impl<'a> DsxIpm<'a> {
             if d < -hi { -hi } else { d }
         };
         let d = &self.dir;
-        for ((((r, s), ds), y), dy) in self
-            .rs
-            .iter_mut()
-            .zip(&self.s)
-            .zip(&d.s)
-            .zip(&self.y)
-            .zip(&d.y)
-        {
-            *r += corr((s + tp * ds) * (y + td * dy));
-        }
-        for ((((r, u), du), z), dz) in self.rt[t0..]
-            .iter_mut()
-            .zip(&self.u[t0..])
-            .zip(&d.u[t0..])
-            .zip(&self.z[t0..])
-            .zip(&d.z[t0..])
-        {
-            *r += corr((u + tp * du) * (z + td * dz));
-        }
+        let p = &self.parts;
+        let f = |r: &mut f64, x: f64, dx: f64, z: f64, dz: f64| {
+            *r += corr((x + tp * dx) * (z + td * dz))
+        };
+        map5(
+            &self.exec,
+            &p.rows,
+            &mut self.rs,
+            [&self.s, &d.s, &self.y, &d.y],
+            f,
+        );
+        let tail = [&self.u[t0..], &d.u[t0..], &self.z[t0..], &d.z[t0..]];
+        map5(&self.exec, &p.tail, &mut self.rt[t0..], tail, f);
         for j in 0..n {
             let w = self.u[j] + tp * d.u[j];
             self.rl[j] += corr((w + c) * (self.zl[j] + td * d.zl[j]));
@@ -775,15 +1119,26 @@ impl<'a> DsxIpm<'a> {
         let mut sum = 0.0;
         match d {
             None => {
-                sum += dot(&self.s, &self.y) + dot(&self.u[t0..], &self.z[t0..]);
+                // (v + 0·v)(w + 0·w) = v·w exactly for finite entries
+                let (s, y) = (
+                    (&self.s[..], &self.s[..], 0.0),
+                    (&self.y[..], &self.y[..], 0.0),
+                );
+                sum += dot_step_parts(&self.exec, &self.parts.rows, s, y);
+                let u = (&self.u[t0..], &self.u[t0..], 0.0);
+                let z = (&self.z[t0..], &self.z[t0..], 0.0);
+                sum += dot_step_parts(&self.exec, &self.parts.tail, u, z);
                 for j in 0..n {
                     let w = self.u[j];
                     sum += (w + c) * self.zl[j] + (c - w) * self.zu[j];
                 }
             }
             Some((d, _, _)) => {
-                sum += dot_step(&self.s, &d.s, ap, &self.y, &d.y, ad);
-                sum += dot_step(&self.u[t0..], &d.u[t0..], ap, &self.z[t0..], &d.z[t0..], ad);
+                let (s, y) = ((&self.s[..], &d.s[..], ap), (&self.y[..], &d.y[..], ad));
+                sum += dot_step_parts(&self.exec, &self.parts.rows, s, y);
+                let u = (&self.u[t0..], &d.u[t0..], ap);
+                let z = (&self.z[t0..], &d.z[t0..], ad);
+                sum += dot_step_parts(&self.exec, &self.parts.tail, u, z);
                 for j in 0..n {
                     let w = self.u[j] + ap * d.u[j];
                     sum += (w + c) * (self.zl[j] + ad * d.zl[j])
@@ -800,32 +1155,124 @@ impl<'a> DsxIpm<'a> {
 
     /// Residuals; returns `(pobj, dobj, pres, dres, gap)`.
     fn residuals(&mut self) -> (f64, f64, f64, f64, f64) {
-        let t0 = self.t0();
-        let (n, c) = (self.n, self.c_box);
-        self.sys.rows_apply(&self.u, &mut self.rp);
-        for ((rp, s), h) in self.rp.iter_mut().zip(&self.s).zip(&self.h) {
-            *rp -= s + h;
+        let lp = self.lp;
+        let (n, c, t0) = (self.n, self.c_box, self.t0());
+        let p = self.parts;
+        // r_p = G u − s − h and r_d = c − Gᵀy − Z (module docs; G's rows as in DSX eq. (4)),
+        // fused into one pass over the examples per block; per block: Gᵀy on (w, b), hᵀy,
+        // Σ ξ_i and the two ∞-norms (tail part of r_d)
+        let (s, h, y) = (
+            parts(&self.s, &p.rows),
+            parts(&self.h, &p.rows),
+            parts(&self.y, &p.rows),
+        );
+        let (u_w, u_t) = self.u.split_at(t0);
+        let (u_t, z_t) = (parts(u_t, &p.tail), parts(&self.z[t0..], &p.tail));
+        let mut rp = parts_mut(&mut self.rp, &p.rows);
+        let mut rd = parts_mut(&mut self.rd[t0..], &p.tail);
+        let mut wacc = chunks(&mut self.wacc, n);
+        // per block: [b part of Gᵀy, hᵀy, Σ ξ, ‖r_p‖∞, ‖r_d tail‖∞]
+        let mut sums = [[0.0f64; 5]; PARTS];
+        let mut slots = chunks(&mut sums, 1);
+        let yx_all = &self.yx;
+        let work = jobs(|k| {
+            (
+                k,
+                (s[k], h[k], y[k], u_t[k], z_t[k]),
+                std::mem::take(&mut rp[k]),
+                std::mem::take(&mut rd[k]),
+                std::mem::take(&mut wacc[k]),
+                std::mem::take(&mut slots[k]),
+            )
+        });
+        self.exec
+            .run(work, |(k, (s, h, y, u, z), rp, rd, acc, slot)| {
+                let e0 = p.ex[k];
+                acc.fill(0.0);
+                let (mut gb, mut hy, mut xi, mut np, mut nd) = (0.0, 0.0, 0.0, 0.0f64, 0.0f64);
+                // x·0 is NaN exactly for non-finite x: the norms turn NaN on any non-finite entry
+                let mut bad = 0.0;
+                let wb = u_w[n];
+                for i in e0..p.ex[k + 1] {
+                    let (r0, a0) = p.local(lp, k, i);
+                    let kk = lp.support_len(i);
+                    let nz = lp.indptr[i]..lp.indptr[i + 1];
+                    let (cols, yx) = (&lp.indices[nz.clone()], &yx_all[nz]);
+                    let (lam, xii) = (u[a0 + kk], u[a0 + kk + 1]);
+                    let ya = y[r0];
+                    let mut act = lp.p_i[i] * lam + lp.y[i] * wb + xii;
+                    let mut glam = lp.p_i[i] * ya;
+                    for t in 0..kk {
+                        let j = if lp.dense { t } else { cols[t] };
+                        let (alpha, yb) = (u[a0 + t], y[r0 + 1 + t]);
+                        act -= alpha;
+                        let r =
+                            yx[t] * u_w[j] - lp.v[j] * lam + alpha - s[r0 + 1 + t] - h[r0 + 1 + t];
+                        rp[r0 + 1 + t] = r;
+                        np = np.max(r.abs());
+                        bad += r * 0.0;
+                        acc[j] += yx[t] * yb;
+                        glam -= lp.v[j] * yb;
+                        let d = ya - yb - z[a0 + t];
+                        rd[a0 + t] = d;
+                        nd = nd.max(d.abs());
+                        bad += d * 0.0;
+                        hy += h[r0 + 1 + t] * yb;
+                    }
+                    let r = act - s[r0] - h[r0];
+                    rp[r0] = r;
+                    let dl = -glam - z[a0 + kk];
+                    let dx = 1.0 - ya - z[a0 + kk + 1];
+                    rd[a0 + kk] = dl;
+                    rd[a0 + kk + 1] = dx;
+                    np = np.max(r.abs());
+                    nd = nd.max(dl.abs()).max(dx.abs());
+                    bad += (r + dl + dx) * 0.0;
+                    hy += h[r0] * ya;
+                    gb += lp.y[i] * ya;
+                    xi += xii;
+                }
+                if bad.is_nan() {
+                    (np, nd) = (f64::NAN, f64::NAN);
+                }
+                slot[0] = [gb, hy, xi, np, nd];
+            });
+        let (mut gb, mut dobj, mut pobj, mut np, mut nd) = (0.0, 0.0, 0.0, 0.0f64, 0.0f64);
+        for [b, hy, xi, p_norm, d_norm] in sums {
+            gb += b;
+            dobj += hy;
+            pobj += xi;
+            // NaN-propagating maxima
+            np = if p_norm.is_nan() || np.is_nan() {
+                f64::NAN
+            } else {
+                np.max(p_norm)
+            };
+            nd = if d_norm.is_nan() || nd.is_nan() {
+                f64::NAN
+            } else {
+                nd.max(d_norm)
+            };
         }
-        let mut dobj = dot(&self.h, &self.y);
-        self.sys.rows_apply_transpose(&self.y, &mut self.rd);
-        for v in &mut self.rd[..t0] {
-            *v = -*v;
-        }
-        for (rd, z) in self.rd[t0..].iter_mut().zip(&self.z[t0..]) {
-            *rd = -*rd - z;
-        }
-        let mut pobj = 0.0;
-        for i in 0..self.m {
-            let k = self.xi_index(i);
-            self.rd[k] += 1.0;
-            pobj += self.u[k];
+        let (rd_w, _) = self.rd.split_at_mut(t0);
+        rd_w[..n].fill(0.0);
+        for acc in self.wacc.chunks_exact(n) {
+            for (o, a) in rd_w[..n].iter_mut().zip(acc) {
+                *o += a;
+            }
         }
         for j in 0..n {
-            self.rd[j] -= self.zl[j] - self.zu[j];
+            rd_w[j] = -rd_w[j] - (self.zl[j] - self.zu[j]);
             dobj -= c * (self.zl[j] + self.zu[j]);
         }
-        let pres = inf_norm(&self.rp) / (1.0 + self.h_norm);
-        let dres = inf_norm(&self.rd) / 2.0;
+        rd_w[n] = -gb;
+        let pres = np / (1.0 + self.h_norm);
+        let nw = inf_norm(&self.rd[..t0]);
+        let dres = if nw.is_nan() || nd.is_nan() {
+            f64::NAN
+        } else {
+            nw.max(nd) / 2.0
+        };
         let gap = (pobj - dobj).abs() / (1.0 + pobj.abs());
         (pobj, dobj, pres, dres, gap)
     }
@@ -1018,16 +1465,12 @@ impl<'a> DsxIpm<'a> {
             // fallback in `params.rs` handles.)
             let tol = (0.01 * pres.max(dres).max(gap)).clamp(1e-13, 1e-8);
             // predictor (σ = 0)
-            for ((r, s), y) in self.rs.iter_mut().zip(&self.s).zip(&self.y) {
-                *r = -s * y;
-            }
-            for ((r, u), z) in self.rt[t0..]
-                .iter_mut()
-                .zip(&self.u[t0..])
-                .zip(&self.z[t0..])
-            {
-                *r = -u * z;
-            }
+            let neg_xz = |r: &mut f64, x: f64, z: f64, _: f64, _: f64| *r = -x * z;
+            let p = self.parts;
+            let rows = [&self.s[..], &self.y, &self.s, &self.s];
+            map5(&self.exec, &p.rows, &mut self.rs, rows, neg_xz);
+            let tail = [&self.u[t0..], &self.z[t0..], &self.u[t0..], &self.u[t0..]];
+            map5(&self.exec, &p.tail, &mut self.rt[t0..], tail, neg_xz);
             for j in 0..n {
                 let w = self.u[j];
                 self.rl[j] = -(w + c) * self.zl[j];
@@ -1046,25 +1489,12 @@ impl<'a> DsxIpm<'a> {
             sigma = (mu_aff / mu).clamp(0.0, 1.0).powi(3);
             let target = sigma * mu;
             // corrector: σμ − x∘z − Δx_aff∘Δz_aff
-            for ((((r, s), y), ds), dy) in self
-                .rs
-                .iter_mut()
-                .zip(&self.s)
-                .zip(&self.y)
-                .zip(&self.aff.s)
-                .zip(&self.aff.y)
-            {
-                *r = target - s * y - ds * dy;
-            }
-            for ((((r, u), z), du), dz) in self.rt[t0..]
-                .iter_mut()
-                .zip(&self.u[t0..])
-                .zip(&self.z[t0..])
-                .zip(&self.aff.u[t0..])
-                .zip(&self.aff.z[t0..])
-            {
-                *r = target - u * z - du * dz;
-            }
+            let second_order =
+                |r: &mut f64, x: f64, z: f64, dx: f64, dz: f64| *r = target - x * z - dx * dz;
+            let (a, rows) = (&self.aff, [&self.s[..], &self.y, &self.aff.s, &self.aff.y]);
+            map5(&self.exec, &p.rows, &mut self.rs, rows, second_order);
+            let tail = [&self.u[t0..], &self.z[t0..], &a.u[t0..], &a.z[t0..]];
+            map5(&self.exec, &p.tail, &mut self.rt[t0..], tail, second_order);
             for j in 0..n {
                 let (w, dw) = (self.u[j], self.aff.u[j]);
                 self.rl[j] = target - (w + c) * self.zl[j] - dw * self.aff.zl[j];
@@ -1112,15 +1542,20 @@ impl<'a> DsxIpm<'a> {
                 stalls = 0;
             }
             let d = &self.dir;
-            for (((s, y), ds), dy) in self.s.iter_mut().zip(self.y.iter_mut()).zip(&d.s).zip(&d.y) {
-                *s += ap * ds;
-                *y += ad * dy;
-            }
-            for (u, du) in self.u.iter_mut().zip(&d.u) {
+            let (s, y) = (
+                (&mut self.s[..], &d.s[..], ap),
+                (&mut self.y[..], &d.y[..], ad),
+            );
+            step2(&self.exec, &p.rows, s, y);
+            let (ut, zt) = (&mut self.u[t0..], &mut self.z[t0..]);
+            step2(
+                &self.exec,
+                &p.tail,
+                (ut, &d.u[t0..], ap),
+                (zt, &d.z[t0..], ad),
+            );
+            for (u, du) in self.u[..t0].iter_mut().zip(&d.u[..t0]) {
                 *u += ap * du;
-            }
-            for (z, dz) in self.z[t0..].iter_mut().zip(&d.z[t0..]) {
-                *z += ad * dz;
             }
             for j in 0..n {
                 self.zl[j] += ad * d.zl[j];

@@ -65,6 +65,9 @@ pub struct DsxLp {
     time_limit: f64,
     chunks: Option<usize>,
     seed: u64,
+    /// Worker threads of the custom IPM (`None`: rayon's current pool).
+    #[serde(default)]
+    threads: Option<usize>,
 }
 
 impl Default for DsxLpParams {
@@ -79,6 +82,7 @@ impl Default for DsxLpParams {
             time_limit: f64::INFINITY,
             chunks: None,
             seed: 0,
+            threads: None,
         })
     }
 }
@@ -134,6 +138,14 @@ impl DsxLpParams {
         self.0.seed = seed;
         self
     }
+    /// Worker threads of the structured IPM's per-example passes and factorisations
+    /// (default `None`: rayon's current pool, i.e. every core unless `RAYON_NUM_THREADS` or an
+    /// enclosing pool says otherwise). The blocks of work and the order of every sum are fixed
+    /// by the data, so the model is bit-identical for any thread count.
+    pub fn threads(mut self, t: Option<usize>) -> Self {
+        self.0.threads = t;
+        self
+    }
 }
 
 impl ParamGuard for DsxLpParams {
@@ -156,6 +168,11 @@ impl ParamGuard for DsxLpParams {
             && k == 0
         {
             return Err(Error::param("chunks", k, "at least 1"));
+        }
+        if let Some(t) = p.threads
+            && t == 0
+        {
+            return Err(Error::param("threads", t, "at least 1"));
         }
         p.values.check()?;
         Ok(p)
@@ -271,7 +288,7 @@ impl DsxLp {
         let layout = Lp4::new(data, budget, self.c)?;
         let n = layout.n();
         let one = if self.backend == LpBackend::Structured {
-            let out = DsxIpm::new(&layout)?.solve(
+            let out = DsxIpm::new(&layout, self.threads)?.solve(
                 IpmOptions {
                     tolerance: self.tolerance,
                     max_iter: self.max_iter,

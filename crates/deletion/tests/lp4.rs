@@ -405,3 +405,43 @@ fn degenerate_few_examples_in_many_sparse_dimensions() {
         }
     }
 }
+
+#[test]
+fn same_bits_for_any_thread_count() {
+    // the per-example passes run in blocks fixed by the data and every sum is combined in block
+    // order, so the thread count cannot change the result (instances above the size at which
+    // the passes go parallel: 40 000 LP variables)
+    for (m, n, density, sparse) in [(450, 90, 1.0, false), (900, 200, 0.25, true)] {
+        let data = random_data(m, n, density, 77, sparse);
+        let fits: Vec<_> = [1, 2, 3]
+            .into_iter()
+            .map(|t| {
+                DsxLpParams::new()
+                    .budget(5.0)
+                    .c(1.0)
+                    .threads(Some(t))
+                    .check()
+                    .unwrap()
+                    .fit_with_diagnostics(&data)
+                    .unwrap()
+            })
+            .collect();
+        assert!(
+            fits[0].1.lp_vars >= 40_000,
+            "{} variables",
+            fits[0].1.lp_vars
+        );
+        for (model, d) in &fits[1..] {
+            assert_eq!(d.iterations, fits[0].1.iterations);
+            assert_eq!(d.objective.to_bits(), fits[0].1.objective.to_bits());
+            assert_eq!(model.bias.to_bits(), fits[0].0.bias.to_bits());
+            for (a, b) in model.weights.iter().zip(&fits[0].0.weights) {
+                assert_eq!(a.to_bits(), b.to_bits());
+            }
+        }
+    }
+    // zero threads is a typed parameter error
+    let data = random_data(20, 4, 1.0, 1, false);
+    let e = DsxLpParams::new().threads(Some(0)).fit(&data).unwrap_err();
+    assert!(e.to_string().contains("threads"), "{e}");
+}
