@@ -6,15 +6,18 @@
 //! 2. `mnist-like-10000x784` (19 % non-zeros): time, iterations, peak RSS, and time per IPM
 //!    iteration against one dense `XᵀDX` product of the same shape measured in the same process.
 //!
-//! Each case runs in its own process so the peak RSS is that case's.
+//! Each case runs in its own process so the peak RSS is that case's, once on one thread and once
+//! on every core (`RAYON_NUM_THREADS`; the solver's result is bit-identical either way).
 
 use std::path::Path;
 use std::process::Command;
 
 use crate::project_root;
 
-fn run_case(root: &Path, case: &str, mps: Option<&Path>) -> Result<String, String> {
-    let out = root.join("target/bench").join(format!("{case}.json"));
+fn run_case(root: &Path, case: &str, mps: Option<&Path>, threads: usize) -> Result<String, String> {
+    let out = root
+        .join("target/bench")
+        .join(format!("{case}-t{threads}.json"));
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.args([
         "run",
@@ -28,6 +31,7 @@ fn run_case(root: &Path, case: &str, mps: Option<&Path>) -> Result<String, Strin
         case,
     ])
     .arg(&out)
+    .env("RAYON_NUM_THREADS", threads.to_string())
     .current_dir(root);
     if mps.is_some() {
         // the small case: best of three solves (the machine may be shared)
@@ -36,7 +40,7 @@ fn run_case(root: &Path, case: &str, mps: Option<&Path>) -> Result<String, Strin
     if let Some(m) = mps {
         cmd.arg(m);
     }
-    println!("running {case} …");
+    println!("running {case} on {threads} thread(s) …");
     let status = cmd
         .status()
         .map_err(|e| format!("cannot run the bench runner: {e}"))?;
@@ -70,7 +74,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let no_highs = args.iter().any(|a| a == "--no-highs");
     let no_mnist = args.iter().any(|a| a == "--no-mnist");
     let mps = root.join("target/bench/dense-1000x100.mps");
-    let ours = run_case(&root, "dense-1000x100", Some(&mps))?;
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let ours1 = run_case(&root, "dense-1000x100", Some(&mps), 1)?;
+    let ours_all = if cores > 1 {
+        Some(run_case(&root, "dense-1000x100", Some(&mps), cores)?)
+    } else {
+        None
+    };
     let highs = if no_highs {
         None
     } else {
@@ -87,24 +97,30 @@ pub fn run(args: &[String]) -> Result<(), String> {
             Some(s)
         }
     };
-    let mnist = if no_mnist {
-        None
-    } else {
-        Some(run_case(&root, "mnist-like-10000x784", None)?)
-    };
+    let mut mnist = Vec::new();
+    if !no_mnist {
+        mnist.push(run_case(&root, "mnist-like-10000x784", None, 1)?);
+        if cores > 1 {
+            mnist.push(run_case(&root, "mnist-like-10000x784", None, cores)?);
+        }
+    }
 
     let mut md =
         String::from("# Performance\n\nWritten by `cargo xtask bench lp` (issue 5). Machine: ");
     md.push_str(&machine());
     md.push_str("\n\n## LP (4), dense 1000 × 100, uniform values, N = 10, C = 1\n\n");
     md.push_str("| solver | status | objective | iterations | seconds |\n|---|---|---|---|---|\n");
-    md.push_str(&format!(
-        "| bulwark DSX IPM (block-arrow normal equations, best of {}) | optimal | {:.9} | {} | {:.3} |\n",
-        num(&ours, "repeat"),
-        num(&ours, "objective"),
-        num(&ours, "iterations"),
-        num(&ours, "seconds")
-    ));
+    let ours_runs: Vec<&String> = std::iter::once(&ours1).chain(ours_all.as_ref()).collect();
+    for o in &ours_runs {
+        md.push_str(&format!(
+            "| bulwark DSX IPM (block-arrow normal equations), {} thread(s), best of {} | optimal | {:.9} | {} | {:.3} |\n",
+            num(o, "threads"),
+            num(o, "repeat"),
+            num(o, "objective"),
+            num(o, "iterations"),
+            num(o, "seconds")
+        ));
+    }
     match &highs {
         Some(h) => {
             md.push_str(&format!(
@@ -117,59 +133,80 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 num(h, "iterations"),
                 num(h, "seconds")
             ));
+            md.push_str("\nSpeed-up over HiGHS in this run (target ≥ 100×):");
+            for o in &ours_runs {
+                md.push_str(&format!(
+                    " **{:.1}×** with {} thread(s);",
+                    num(h, "seconds") / num(o, "seconds"),
+                    num(o, "threads")
+                ));
+            }
             md.push_str(&format!(
-                "\nSpeed-up over HiGHS in this run: **{:.1}×** (target ≥ 100×). Objective difference: {:.2e} (relative).\n",
-                num(h, "seconds") / num(&ours, "seconds"),
-                ((num(h, "objective") - num(&ours, "objective")) / num(&ours, "objective")).abs()
+                " objective difference {:.2e} (relative).\n",
+                ((num(h, "objective") - num(&ours1, "objective")) / num(&ours1, "objective")).abs()
             ));
         }
         None => {
             md.push_str("| HiGHS | not run (`pip install highspy` to include the peer) | | | |\n")
         }
     }
-    if let Some(mn) = &mnist {
+    if !mnist.is_empty() {
         md.push_str("\n## LP (4), MNIST-like 10000 × 784, 19 % non-zeros, N = 50, C = 1\n\n");
-        md.push_str("| quantity | value | target |\n|---|---|---|\n");
-        md.push_str(&format!(
-            "| solve time | {:.2} s | ≤ 10 s |\n",
-            num(mn, "seconds")
-        ));
-        md.push_str(&format!(
-            "| peak RSS | {:.0} MiB | ≤ 1024 MiB |\n",
-            num(mn, "peak_rss_mib")
-        ));
-        md.push_str(&format!(
-            "| IPM iterations | {} | a few dozen |\n",
-            num(mn, "iterations")
-        ));
-        md.push_str(&format!(
-            "| time per iteration | {:.3} s | |\n",
-            num(mn, "seconds_per_iteration")
-        ));
-        md.push_str(&format!(
-            "| one dense XᵀDX (faer GEMM, same process) | {:.3} s | |\n",
-            num(mn, "xtdx_seconds")
-        ));
-        md.push_str(&format!(
-            "| iteration / XᵀDX | {:.2} | ≤ 4 |\n",
-            num(mn, "iteration_over_xtdx")
-        ));
-        md.push_str(&format!(
-            "| of which factorisations / solves | {:.2} s / {:.2} s | |\n",
-            num(mn, "factor_seconds"),
-            num(mn, "solve_seconds")
-        ));
-        md.push_str(&format!(
-            "| LP size | {} variables, {} rows | |\n",
-            num(mn, "lp_vars"),
-            num(mn, "lp_rows")
-        ));
+        md.push_str("| quantity |");
+        for mn in &mnist {
+            md.push_str(&format!(" {} thread(s) |", num(mn, "threads")));
+        }
+        md.push_str(" target |\n|---|");
+        md.push_str(&"---|".repeat(mnist.len() + 1));
+        md.push('\n');
+        let row = |md: &mut String, label: &str, target: &str, cell: &dyn Fn(&str) -> String| {
+            md.push_str(&format!("| {label} |"));
+            for mn in &mnist {
+                md.push_str(&format!(" {} |", cell(mn)));
+            }
+            md.push_str(&format!(" {target} |\n"));
+        };
+        row(&mut md, "solve time", "≤ 10 s", &|mn| {
+            format!("{:.2} s", num(mn, "seconds"))
+        });
+        row(&mut md, "peak RSS", "≤ 1024 MiB", &|mn| {
+            format!("{:.0} MiB", num(mn, "peak_rss_mib"))
+        });
+        row(&mut md, "IPM iterations", "a few dozen", &|mn| {
+            num(mn, "iterations").to_string()
+        });
+        row(&mut md, "time per iteration", "", &|mn| {
+            format!("{:.3} s", num(mn, "seconds_per_iteration"))
+        });
+        row(
+            &mut md,
+            "one dense XᵀDX (faer GEMM, same process and thread count)",
+            "",
+            &|mn| format!("{:.3} s", num(mn, "xtdx_seconds")),
+        );
+        row(&mut md, "iteration / XᵀDX", "≤ 4", &|mn| {
+            format!("{:.2}", num(mn, "iteration_over_xtdx"))
+        });
+        row(&mut md, "of which factorisations / solves", "", &|mn| {
+            format!(
+                "{:.2} s / {:.2} s",
+                num(mn, "factor_seconds"),
+                num(mn, "solve_seconds")
+            )
+        });
+        row(&mut md, "LP size", "", &|mn| {
+            format!(
+                "{} variables, {} rows",
+                num(mn, "lp_vars"),
+                num(mn, "lp_rows")
+            )
+        });
     }
     md.push_str(&format!(
-        "\nDense 1000 × 100 case: {:.4} s per iteration, one XᵀDX {:.5} s (ratio {:.1}).\n",
-        num(&ours, "seconds_per_iteration"),
-        num(&ours, "xtdx_seconds"),
-        num(&ours, "iteration_over_xtdx")
+        "\nDense 1000 × 100 case, 1 thread: {:.4} s per iteration, one XᵀDX {:.5} s (ratio {:.1}).\n",
+        num(&ours1, "seconds_per_iteration"),
+        num(&ours1, "xtdx_seconds"),
+        num(&ours1, "iteration_over_xtdx")
     ));
     md.push_str("\nRaw JSON: `target/bench/*.json`. Peer comparison in the same run; HiGHS time excludes reading the MPS file.\n");
     let path = root.join("docs/perf.md");

@@ -15,6 +15,10 @@ pub struct Cli {
     /// No progress bars and no warnings on stderr (errors are still reported).
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// Worker threads of the solvers (default: every core, or $RAYON_NUM_THREADS). Results do
+    /// not depend on it.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
