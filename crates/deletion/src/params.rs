@@ -117,7 +117,10 @@ impl DsxLpParams {
         self.0.tolerance = t;
         self
     }
-    /// IPM iteration limit (default 200).
+    /// IPM iteration limit (default 200). When the structured IPM reaches it (a stalled path)
+    /// or stops on a numerical error, the fit falls back to `bulwark-lp`'s engine on the same
+    /// factorisation (and, up to 300 000 variables, to the generic sparse backend), with the
+    /// same limit; `SolveDiagnostics::backend` says which solver answered.
     pub fn max_iter(mut self, k: u32) -> Self {
         self.0.max_iter = k;
         self
@@ -308,13 +311,15 @@ impl DsxLp {
                     dual_residual: out.dual_residual,
                     backend: "dsx-ipm (block-arrow normal equations)".into(),
                 }
-            } else if out.status == Status::NumericalError {
+            } else if matches!(out.status, Status::NumericalError | Status::IterationLimit) {
                 // The normal equations lose accuracy on some degenerate instances (tiny slacks
                 // next to large variables, e.g. few examples in many dimensions with a small C).
                 // bulwark-lp's homogeneous self-dual engine on the same structured factorisation,
                 // with its regularisation and refinement against the full KKT operator, solves
                 // them (and, on small problems, the generic sparse backend after it): fall back
                 // and say so in `backend`.
+                // The same when the path stalls until the iteration limit (seen once in the
+                // harness: USPS, C = 0.1, N = 0, gap stuck at 1.3 with tiny residuals).
                 // Last resort on small problems: the generic sparse LDLᵀ of the full KKT system.
                 let mut one = match self.solve_engine(&layout, LpBackend::EngineStructured, None) {
                     Err(DeletionError::NotSolved { .. })
@@ -326,8 +331,9 @@ impl DsxLp {
                 };
                 one.iterations += out.iterations;
                 one.backend = format!(
-                    "{} (after dsx-ipm numerical_error: {})",
+                    "{} (after dsx-ipm {}: {})",
                     one.backend,
+                    out.status.as_str(),
                     out.reason.as_deref().unwrap_or("no reason given")
                 );
                 one
