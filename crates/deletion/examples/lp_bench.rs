@@ -155,7 +155,21 @@ fn main() {
         "dense-1000x100" => (1000, 100, 1.0, false, 10.0),
         "mnist-like-10000x784" => (10000, 784, 0.19, true, 50.0),
         "mnist-like-2000x784" => (2000, 784, 0.19, true, 50.0),
-        other => panic!("unknown case {other}"),
+        other => {
+            // `dense-MxN` / `sparse-MxN-DENSITY`: other shapes of the same generator
+            let parts: Vec<&str> = other.split(['-', 'x']).collect();
+            match parts.as_slice() {
+                ["dense", m, n] => (m.parse().unwrap(), n.parse().unwrap(), 1.0, false, 10.0),
+                ["sparse", m, n, d] => (
+                    m.parse().unwrap(),
+                    n.parse().unwrap(),
+                    d.parse().unwrap(),
+                    true,
+                    50.0,
+                ),
+                _ => panic!("unknown case {other}"),
+            }
+        }
     };
     let data = instance(m, n, density, nonneg, 2026);
     if let Some(mps) = args.get(2) {

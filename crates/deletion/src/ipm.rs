@@ -1411,6 +1411,8 @@ impl<'a> DsxIpm<'a> {
         let mut reason = None;
         let mut last;
         let mut stalls = 0;
+        // smallest dual residual seen (for the divergence check below)
+        let mut best_dres = f64::INFINITY;
         loop {
             let (pobj, dobj, pres, dres, gap) = self.residuals();
             let mu = self.complementarity(None) / npairs;
@@ -1445,6 +1447,22 @@ impl<'a> DsxIpm<'a> {
                 status = Status::Optimal;
                 break;
             }
+            // Final-phase breakdown: the gap and the primal residual have converged but the dual
+            // residual, stuck near the tolerance, grows again as `H` becomes too ill-conditioned
+            // for the solves (μ near 1e-16 on near-square dense data). Further iterations only
+            // make it worse (a 400 × 300 dense instance ran into the iteration limit this way):
+            // stop now, so the caller's fallback starts at once.
+            if gap <= opts.tolerance
+                && pres <= opts.tolerance
+                && dres > 10.0 * best_dres.max(opts.tolerance)
+            {
+                status = Status::NumericalError;
+                reason = Some(format!(
+                    "dual residual diverging at the optimum ({dres:.2e}, best {best_dres:.2e})"
+                ));
+                break;
+            }
+            best_dres = best_dres.min(dres);
             if iter >= opts.max_iter {
                 status = Status::IterationLimit;
                 break;

@@ -445,3 +445,51 @@ fn same_bits_for_any_thread_count() {
     let e = DsxLpParams::new().threads(Some(0)).fit(&data).unwrap_err();
     assert!(e.to_string().contains("threads"), "{e}");
 }
+
+#[test]
+fn final_phase_breakdown_falls_back_early() {
+    // near-square dense data (the `lp_bench` generator, `dense-400x300`): the gap and the primal
+    // residual converge, then the dual residual grows as the normal equations become too
+    // ill-conditioned; the IPM must stop at once (not run to the iteration limit) and the
+    // fallback must answer with the same optimum
+    let (m, n) = (400, 300);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
+    let w: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mut x = vec![0.0; m * n];
+    let mut y = Vec::with_capacity(m);
+    for i in 0..m {
+        for j in 0..n {
+            x[i * n + j] = rng.random_range(-1.0..1.0);
+        }
+        let s: f64 = (0..n).map(|j| x[i * n + j] * w[j]).sum::<f64>();
+        let noise = rng.random_range(-0.3..0.3) * (n as f64).sqrt() / 3.0;
+        y.push(if s + noise > 0.0 {
+            Sign::Pos
+        } else {
+            Sign::Neg
+        });
+    }
+    let data = Dataset::binary("near-square", DenseMatrix::try_new(m, n, x).unwrap(), y).unwrap();
+    let (model, d) = DsxLpParams::new()
+        .budget(10.0)
+        .c(1.0)
+        .check()
+        .unwrap()
+        .fit_with_diagnostics(&data)
+        .unwrap();
+    eprintln!("{} iterations, backend {}", d.iterations, d.backend);
+    assert!(
+        (d.objective - d.closed_form_objective).abs() <= 1e-6 * (1.0 + d.objective.abs()),
+        "LP {} vs closed form {}",
+        d.objective,
+        d.closed_form_objective
+    );
+    assert!(model.max_abs_weight() <= 1.0 + 1e-12);
+    // the structured IPM stopped long before its limit of 200 (245 iterations in all before)
+    assert!(
+        d.iterations <= 150,
+        "{} iterations ({})",
+        d.iterations,
+        d.backend
+    );
+}
