@@ -9,6 +9,7 @@ fn main() {
     let dir = bulwark_data::data_dir(None);
     let (data, _) = load("mnist10k", dir.as_deref()).expect("mnist10k");
     let (mut fails, mut total) = (0, 0);
+    let (mut iters, mut fallbacks) = (0u64, 0usize);
     let only: Option<String> = std::env::var("STRESS_CASE").ok();
     for (a, b) in [(4usize, 7usize), (3, 5), (1, 7), (0, 6), (2, 8)] {
         let task =
@@ -69,7 +70,12 @@ fn main() {
                                         d.objective, d.closed_form_objective
                                     );
                                 }
-                                Ok(_) => {}
+                                Ok((_, d)) => {
+                                    iters += u64::from(d.iterations);
+                                    if !d.backend.starts_with("dsx-ipm") {
+                                        fallbacks += 1;
+                                    }
+                                }
                                 Err(e) => {
                                     fails += 1;
                                     println!("{name}: {e}");
@@ -106,5 +112,7 @@ fn main() {
             }
         }
     }
-    println!("{fails} failures out of {total}");
+    println!(
+        "{fails} failures out of {total}; {iters} iterations in all, {fallbacks} fits fell back"
+    );
 }
