@@ -109,10 +109,10 @@ fn correctors_pay_off(lp: &Lp4) -> bool {
 /// with `Θ = D = I`, then shift into the interior), iterations to 1e-8:
 /// MNIST-like 10000 × 784 at 19 %: 79 → 72; 2000 × 784: 68 → 58; sparse 5000 × 500 at 10 %:
 /// 54 → 46; sparse 3000 × 300 at 50 %: 68 → 58; dense 3000 × 50: 31 → 25; dense 1000 × 100:
-/// 30 → 28; dense 400 × 300: 101 → 105. The least-squares start puts the duals far from
-/// their scale (`y_a ∈ [0, 1]` at the optimum, `c = 1` on `ξ`), and the first iterations
-/// then take steps of 0.01–0.08. Constants 0.03, 0.3 and 1 and separate primal and dual
-/// constants were also tried: 0.1 had the fewest iterations over these cases.
+/// 30 → 28; dense 400 × 300: 101 → 105. From the least-squares start the dual objective
+/// overshot (10000 × 784: relative gap 0.51 → 2.9 → 22 in the first two iterations) and
+/// iterations 3–7 took steps of 0.01–0.03. Constants 0.03, 0.3 and 1, and separate primal
+/// and dual constants, were also tried: 0.1 had the fewest iterations over these cases.
 const START: f64 = 0.1;
 
 /// Solve tolerance at or above which a clean factorisation's solves are not checked against the
