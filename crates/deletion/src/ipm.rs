@@ -72,8 +72,9 @@ const GONDZIO_DELTA: f64 = 0.2;
 const GONDZIO_BETA_MIN: f64 = 0.1;
 const GONDZIO_BETA_MAX: f64 = 10.0;
 const GONDZIO_GAIN: f64 = 0.02;
-/// Most Gondzio correctors per iteration where they pay off (measured on 2000 × 784 at 19 %:
-/// 0 → 68 iterations, 1 → 62, 2 → 54, 4 → 54, 6 → 52; dense 1000 × 100: 30, 28, 24, 25, 25).
+/// Most Gondzio correctors per iteration where they pay off (measured with the least-squares
+/// start on 2000 × 784 at 19 %: 0 → 68 iterations, 1 → 62, 2 → 54, 4 → 54, 6 → 52; dense
+/// 1000 × 100: 30, 28, 24, 25, 25).
 const MAX_CORRECTORS: usize = 2;
 /// Whether Gondzio correctors pay off. Each costs one more solve plus one right-hand-side and
 /// one recovery pass over the examples (about two solves' worth of memory traffic) and saves
@@ -83,9 +84,11 @@ const MAX_CORRECTORS: usize = 2;
 /// blocked sparse scatter ≈ 6 flops per scalar-pass flop) plus the dense Cholesky, against ≈ 14
 /// passes over the non-zeros per solve. Measured with the blocked scatter and two threads:
 /// MNIST-like 10000 × 784 at 19 % (model ratio 4.3), 17.0–17.6 s and 79 iterations without
-/// correctors against 20.9–26.0 s and 69 iterations with two; dense 1000 × 100 (ratio 1.8),
-/// 30 iterations without in 0.38 s against 24 with in 0.44 s. Large dense `n` (e.g.
-/// 1000 × 2000, ratio ≈ 37) keeps them.
+/// correctors against 20.9–26.0 s and 69 iterations with two (least-squares start); with the
+/// constant start ([`START`]) 19.4 s and 72 iterations without against 19.7 s and 60 with two
+/// (one pair of runs). Dense 1000 × 100 (ratio 1.8), least-squares start: 30 iterations
+/// without in 0.38 s against 24 with in 0.44 s. Large dense `n` (e.g. 1000 × 2000, ratio ≈ 37)
+/// keeps them.
 fn correctors_pay_off(lp: &Lp4) -> bool {
     let (m, n1) = (lp.m() as f64, (lp.n() + 1) as f64);
     let sum_k2: f64 = (0..lp.m())
