@@ -1,5 +1,6 @@
 //! Robustness sweep of the DSX IPM on small, sparse, high-dimensional subsets of MNIST pairs
-//! (development tool; needs BULWARK_DATA).
+//! (development tool; needs BULWARK_DATA). `STRESS_FALLBACKS=1` also prints each fit a
+//! fallback answered, with the reason the structured IPM stopped.
 #![allow(clippy::print_stdout)]
 use bulwark_core::ParamGuard;
 use bulwark_data::{BinaryTask, binary_task, load};
@@ -74,6 +75,9 @@ fn main() {
                                     iters += u64::from(d.iterations);
                                     if !d.backend.starts_with("dsx-ipm") {
                                         fallbacks += 1;
+                                        if std::env::var_os("STRESS_FALLBACKS").is_some() {
+                                            println!("{name}: {}", d.backend);
+                                        }
                                     }
                                 }
                                 Err(e) => {
