@@ -13,41 +13,13 @@
 use std::io::Write;
 use std::time::Instant;
 
-use bulwark_core::{CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, Sign};
+use bulwark_core::{FeatureBudget, Fit};
 use bulwark_deletion::{DsxLpParams, FeatureValues, Lp4, LpBackend};
 use bulwark_lp::LpProblem;
-use rand::{Rng, SeedableRng};
 
-fn instance(m: usize, n: usize, density: f64, nonneg: bool, seed: u64) -> Dataset {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let w: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let mut x = vec![0.0; m * n];
-    let mut y = Vec::with_capacity(m);
-    for i in 0..m {
-        for j in 0..n {
-            if density >= 1.0 || rng.random_bool(density) {
-                x[i * n + j] = if nonneg {
-                    rng.random_range(0.0..1.0)
-                } else {
-                    rng.random_range(-1.0..1.0)
-                };
-            }
-        }
-        let s: f64 = (0..n).map(|j| x[i * n + j] * w[j]).sum::<f64>();
-        let noise = rng.random_range(-0.3..0.3) * (n as f64).sqrt() / 3.0;
-        y.push(if s + noise > 0.0 {
-            Sign::Pos
-        } else {
-            Sign::Neg
-        });
-    }
-    let d = DenseMatrix::try_new(m, n, x).unwrap();
-    if density >= 1.0 {
-        Dataset::binary("bench", d, y).unwrap()
-    } else {
-        Dataset::binary("bench", Features::Sparse(CsrMatrix::from_dense(&d)), y).unwrap()
-    }
-}
+#[path = "../tests/common/instance.rs"]
+mod instance;
+use instance::instance;
 
 /// Free-format MPS of an LP with `l ≤ Ax` rows (the only kind LP (4) has) and column bounds.
 fn write_mps(p: &LpProblem, path: &str) -> std::io::Result<()> {

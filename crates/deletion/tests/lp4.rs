@@ -15,6 +15,9 @@ use clarabel::solver::{
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 
+#[path = "common/instance.rs"]
+mod instance;
+
 /// Solves any `bulwark_lp::LpProblem` (rows `l ≤ Ax ≤ u`, bounds `l ≤ x ≤ u`) with clarabel.
 fn clarabel_objective(p: &LpProblem) -> f64 {
     let (m, n) = (p.num_rows(), p.num_vars());
@@ -452,24 +455,7 @@ fn final_phase_breakdown_falls_back_early() {
     // residual converge, then the dual residual grows as the normal equations become too
     // ill-conditioned; the IPM must stop at once (not run to the iteration limit) and the
     // fallback must answer with the same optimum
-    let (m, n) = (400, 300);
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
-    let w: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let mut x = vec![0.0; m * n];
-    let mut y = Vec::with_capacity(m);
-    for i in 0..m {
-        for j in 0..n {
-            x[i * n + j] = rng.random_range(-1.0..1.0);
-        }
-        let s: f64 = (0..n).map(|j| x[i * n + j] * w[j]).sum::<f64>();
-        let noise = rng.random_range(-0.3..0.3) * (n as f64).sqrt() / 3.0;
-        y.push(if s + noise > 0.0 {
-            Sign::Pos
-        } else {
-            Sign::Neg
-        });
-    }
-    let data = Dataset::binary("near-square", DenseMatrix::try_new(m, n, x).unwrap(), y).unwrap();
+    let data = instance::instance(400, 300, 1.0, false, 2026);
     let (model, d) = DsxLpParams::new()
         .budget(10.0)
         .c(1.0)
