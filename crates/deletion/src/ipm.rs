@@ -33,7 +33,8 @@
 //! ([`DsxSystem::solve_refined`]) when the direct solve is not accurate enough.
 //!
 //! Predictor `σ = 0`; corrector `σ = (μ_aff/μ)³` with Mehrotra's second-order term, then up to
-//! two of Gondzio's multiple centrality correctors (kept only when they lengthen the step);
+//! two of Gondzio's multiple centrality correctors after a short step (kept only when they
+//! lengthen it);
 //! separate primal and dual step lengths `min(1, η α_max)`, `η = 0.99`. Starting point: `w = 0`,
 //! `b = 0` and every other variable, slack and dual at a constant ([`START`]).
 //!
@@ -76,19 +77,25 @@ const GONDZIO_GAIN: f64 = 0.02;
 /// start on 2000 × 784 at 19 %: 0 → 68 iterations, 1 → 62, 2 → 54, 4 → 54, 6 → 52; dense
 /// 1000 × 100: 30, 28, 24, 25, 25).
 const MAX_CORRECTORS: usize = 2;
+/// Correctors are tried only when the corrected step is shorter than this (`min(α_P, α_D)`):
+/// the iterations where a few badly centred pairs block the step. Measured on MNIST-like
+/// 10000 × 784 at 19 % (two threads, constant start): no correctors 79 iterations in 19.0 s;
+/// up to two after every step 61 in 18.5 s; up to two after steps below 0.2 / 0.35 / 0.5:
+/// 56 / 61 / 61 iterations in – / 16.7 / 18.4 s (one after steps below 0.2: 72 in 18.5 s).
+/// 2000 × 784: 59 iterations in 3.18 s without, 54 in 3.22 s with the 0.35 trigger.
+const GONDZIO_TRIGGER: f64 = 0.35;
 /// Whether Gondzio correctors pay off. Each costs one more solve plus one right-hand-side and
-/// one recovery pass over the examples (about two solves' worth of memory traffic) and saves
-/// 10–15 % of the iterations, so with `F` the factorisation and `s` one solve they pay when
-/// `0.13 F > 1.5 · 2s`, i.e. `F ≳ 20 s`. Deterministic cost model (the same input always takes
-/// the same path): Schur-complement flops at the measured rates of the kernels (BLAS-3 ≈ 8,
-/// blocked sparse scatter ≈ 6 flops per scalar-pass flop) plus the dense Cholesky, against ≈ 14
-/// passes over the non-zeros per solve. Measured with the blocked scatter and two threads:
-/// MNIST-like 10000 × 784 at 19 % (model ratio 4.3), 17.0–17.6 s and 79 iterations without
-/// correctors against 20.9–26.0 s and 69 iterations with two (least-squares start); with the
-/// constant start ([`START`]) 19.4 s and 72 iterations without against 19.7 s and 60 with two
-/// (one pair of runs). Dense 1000 × 100 (ratio 1.8), least-squares start: 30 iterations
-/// without in 0.38 s against 24 with in 0.44 s. Large dense `n` (e.g. 1000 × 2000, ratio ≈ 37)
-/// keeps them.
+/// one recovery pass over the examples and, tried only after short steps
+/// ([`GONDZIO_TRIGGER`]), saves 10–25 % of the iterations. Deterministic cost model (the same
+/// input always takes the same path): Schur-complement flops at the measured rates of the
+/// kernels (BLAS-3 ≈ 8, blocked sparse scatter ≈ 6 flops per scalar-pass flop) plus the dense
+/// Cholesky, against ≈ 14 passes over the non-zeros per solve; they are used when that ratio
+/// is at least 4. Measured with two threads, three solves each, without against with (0.35
+/// trigger): dense 400 × 300 (ratio 5.5) 105 iterations in 7.35 s against 95 in 5.57 s;
+/// sparse 3000 × 300 at 50 % (ratio 10.6) 58 in 3.17–3.30 s against 52 in 3.36–3.65 s;
+/// below the threshold: sparse 5000 × 500 at 10 % (ratio 2.3) 46 in 1.36 s against 42 in
+/// 1.44 s, dense 1000 × 100 (ratio 1.8) 28 in 0.208 s against 25 in 0.235 s, dense 3000 × 50
+/// 25 in 0.315 s against 25 in 0.359 s. MNIST-like 10000 × 784: ratio 4.3 (see above).
 fn correctors_pay_off(lp: &Lp4) -> bool {
     let (m, n1) = (lp.m() as f64, (lp.n() + 1) as f64);
     let sum_k2: f64 = (0..lp.m())
@@ -104,7 +111,7 @@ fn correctors_pay_off(lp: &Lp4) -> bool {
         2.0 * sum_k2 / 6.0
     } + n1 * n1 * n1 / 24.0;
     let solve = 14.0 * lp.nnz() as f64 + 2.0 * n1 * n1;
-    factor >= 20.0 * solve
+    factor >= 4.0 * solve
 }
 
 /// The starting value of every primal variable, row slack and dual except `w, b` (which
@@ -377,28 +384,6 @@ fn step2(
     });
 }
 
-/// `Σ_k (v_k + a dv_k)(w_k + b dw_k)`: per block, then over the blocks in order.
-fn dot_step_parts(
-    exec: &Exec,
-    bounds: &[usize; PARTS + 1],
-    (v, dv, a): (&[f64], &[f64], f64),
-    (w, dw, b): (&[f64], &[f64], f64),
-) -> f64 {
-    let (v, dv, w, dw) = (
-        parts(v, bounds),
-        parts(dv, bounds),
-        parts(w, bounds),
-        parts(dw, bounds),
-    );
-    let mut sums = [0.0f64; PARTS];
-    let mut slots = chunks(&mut sums, 1);
-    let work = jobs(|k| (std::mem::take(&mut slots[k]), v[k], dv[k], w[k], dw[k]));
-    exec.run(work, |(o, v, dv, w, dw)| {
-        o[0] = dot_step(v, dv, a, w, dw, b)
-    });
-    sums.iter().sum()
-}
-
 /// The solver state for one LP (4).
 pub(crate) struct DsxIpm<'a> {
     lp: &'a Lp4,
@@ -497,28 +482,6 @@ fn sum(v: &[f64]) -> f64 {
         }
     }
     acc.iter().sum::<f64>() + v[k..].iter().sum::<f64>()
-}
-
-/// `Σ_k (v_k + a dv_k)(w_k + b dw_k)`, vectorised.
-#[inline]
-fn dot_step(v: &[f64], dv: &[f64], a: f64, w: &[f64], dw: &[f64], b: f64) -> f64 {
-    let k = v.len() / LANES * LANES;
-    let mut acc = [0.0f64; LANES];
-    for (((v, dv), w), dw) in v[..k]
-        .chunks_exact(LANES)
-        .zip(dv[..k].chunks_exact(LANES))
-        .zip(w[..k].chunks_exact(LANES))
-        .zip(dw[..k].chunks_exact(LANES))
-    {
-        for l in 0..LANES {
-            acc[l] += (v[l] + a * dv[l]) * (w[l] + b * dw[l]);
-        }
-    }
-    let mut sum: f64 = acc.iter().sum();
-    for t in k..v.len() {
-        sum += (v[t] + a * dv[t]) * (w[t] + b * dw[t]);
-    }
-    sum
 }
 
 /// `Σ_k v_k w_k`, vectorised.
@@ -797,7 +760,11 @@ impl<'a> DsxIpm<'a> {
             let info = self
                 .sys
                 .solve_refined(&view, &self.rhs, out, tol, MAX_PCG)?;
-            self.checked_solve = info.iterations == 0 && info.relative_residual <= 0.01 * tol;
+            // later solves with this factorisation skip the check when the direct solve was
+            // accurate, or when PCG stagnated short of `tol` (it cannot do better with this
+            // factorisation, and each stalled iteration costs two products and a solve)
+            self.checked_solve = (info.iterations == 0 && info.relative_residual <= 0.01 * tol)
+                || (info.iterations < MAX_PCG && info.relative_residual > tol);
         }
         self.solve_seconds += t.elapsed().as_secs_f64();
         Ok(())
@@ -805,14 +772,20 @@ impl<'a> DsxIpm<'a> {
 
     /// Newton direction for the current residuals and complementarity right-hand sides
     /// `rs, rt, rl, ru` (see the module docs), written into `d`.
-    fn direction(&mut self, which_aff: bool, tol: f64) -> Result<(f64, f64)> {
-        self.newton_rhs();
+    fn direction<const AFF: bool>(
+        &mut self,
+        which_aff: bool,
+        tol: f64,
+    ) -> Result<(f64, f64, [f64; 2])> {
+        self.newton_rhs::<AFF>();
         let mut d = if which_aff {
             std::mem::replace(&mut self.aff, Dir::new(0, 0, 0))
         } else {
             std::mem::replace(&mut self.dir, Dir::new(0, 0, 0))
         };
-        let r = self.solve_h(&mut d.u, tol).map(|()| self.recover(&mut d));
+        let r = self
+            .solve_h(&mut d.u, tol)
+            .map(|()| self.recover::<AFF>(&mut d));
         if which_aff {
             self.aff = d;
         } else {
@@ -824,7 +797,7 @@ impl<'a> DsxIpm<'a> {
     /// `rhs = Gᵀq + e − r_d` with `q = (r_s − y∘r_p)/s` (module docs), fused into one pass over
     /// the examples (`G`'s structure as in [`DsxSystem::rows_apply_transpose`], DSX eq. (4)),
     /// block by block; the `(w, b)` part is summed per block, then over the blocks in order.
-    fn newton_rhs(&mut self) {
+    fn newton_rhs<const AFF: bool>(&mut self) {
         let lp = self.lp;
         let (n, c, t0) = (self.n, self.c_box, self.t0());
         let p = self.parts;
@@ -834,6 +807,7 @@ impl<'a> DsxIpm<'a> {
             parts(&self.rt[t0..], &p.tail),
             parts(&self.inv_u[t0..], &p.tail),
         );
+        let zt = parts(&self.z[t0..], &p.tail);
         let rd = parts(&self.rd[t0..], &p.tail);
         let (rhs_w, rhs_t) = self.rhs.split_at_mut(n + 1);
         let mut out = parts_mut(rhs_t, &p.tail);
@@ -846,7 +820,7 @@ impl<'a> DsxIpm<'a> {
             (
                 k,
                 (rs[k], y[k], rp[k], is[k]),
-                (rt[k], iu[k], rd[k]),
+                (rt[k], iu[k], rd[k], zt[k]),
                 std::mem::take(&mut out[k]),
                 std::mem::take(&mut wacc[k]),
                 std::mem::take(&mut qbuf[k]),
@@ -855,7 +829,7 @@ impl<'a> DsxIpm<'a> {
         });
         self.exec.run(work, |(k, rows, tail, out, acc, qbuf, rb)| {
             let (rs, y, rp, is) = rows;
-            let (rt, iu, rd) = tail;
+            let (rt, iu, rd, zt) = tail;
             let e0 = p.ex[k];
             acc.fill(0.0);
             let mut rbk = 0.0;
@@ -868,8 +842,19 @@ impl<'a> DsxIpm<'a> {
                 let vr = a0..a0 + kk + 2;
                 let (rs, y, rp, is) = (&rs[rr.clone()], &y[rr.clone()], &rp[rr.clone()], &is[rr]);
                 let (rt, iu, rd) = (&rt[vr.clone()], &iu[vr.clone()], &rd[vr.clone()]);
+                let zt = &zt[vr.clone()];
                 let out = &mut out[vr];
-                let qa = (rs[0] - y[0] * rp[0]) * is[0];
+                // q = (r_s − y∘r_p)/s and r_t/u; for the predictor (`AFF`: r_s = −s∘y,
+                // r_t = −u∘z) in closed form, without the stored right-hand sides
+                let qrow = |t: usize| {
+                    if AFF {
+                        -y[t] * (1.0 + rp[t] * is[t])
+                    } else {
+                        (rs[t] - y[t] * rp[t]) * is[t]
+                    }
+                };
+                let rtu = |t: usize| if AFF { -zt[t] } else { rt[t] * iu[t] };
+                let qa = qrow(0);
                 rbk += lp.y[i] * qa;
                 let mut lam = lp.p_i[i] * qa;
                 if lp.dense {
@@ -877,26 +862,26 @@ impl<'a> DsxIpm<'a> {
                     // reduction
                     let q = &mut qbuf[..kk];
                     for (t, qb) in q.iter_mut().enumerate() {
-                        *qb = (rs[t + 1] - y[t + 1] * rp[t + 1]) * is[t + 1];
+                        *qb = qrow(t + 1);
                     }
                     for ((w, &a), &qb) in acc[..kk].iter_mut().zip(yx).zip(q.iter()) {
                         *w += a * qb;
                     }
                     lam -= dot(&lp.v[..kk], q);
                     for (t, o) in out[..kk].iter_mut().enumerate() {
-                        *o = (q[t] - qa) + rt[t] * iu[t] - rd[t];
+                        *o = (q[t] - qa) + rtu(t) - rd[t];
                     }
                 } else {
                     for t in 0..kk {
                         let j = cols[t];
-                        let qb = (rs[t + 1] - y[t + 1] * rp[t + 1]) * is[t + 1];
+                        let qb = qrow(t + 1);
                         acc[j] += yx[t] * qb;
                         lam -= lp.v[j] * qb;
-                        out[t] = (qb - qa) + rt[t] * iu[t] - rd[t];
+                        out[t] = (qb - qa) + rtu(t) - rd[t];
                     }
                 }
-                out[kk] = lam + rt[kk] * iu[kk] - rd[kk];
-                out[kk + 1] = qa + rt[kk + 1] * iu[kk + 1] - rd[kk + 1];
+                out[kk] = lam + rtu(kk) - rd[kk];
+                out[kk + 1] = qa + rtu(kk + 1) - rd[kk + 1];
             }
             rb[0] = rbk;
         });
@@ -916,7 +901,7 @@ impl<'a> DsxIpm<'a> {
     /// Recovers `Δs = GΔu + r_p`, `Δy = (r_s − y∘Δs)/s`, the bound-dual steps, and the largest
     /// primal and dual step lengths (before `η`), in one pass over the examples (block by
     /// block; the step lengths are maxima, exact in any order).
-    fn recover(&self, d: &mut Dir) -> (f64, f64) {
+    fn recover<const AFF: bool>(&self, d: &mut Dir) -> (f64, f64, [f64; 2]) {
         let lp = self.lp;
         let (n, c, t0) = (self.n, self.c_box, self.t0());
         let p = self.parts;
@@ -946,7 +931,9 @@ impl<'a> DsxIpm<'a> {
         let mut dy = parts_mut(dy, &p.rows);
         let mut dz = parts_mut(&mut dz[t0..], &p.tail);
         // largest −Δv/v over primal (s, u_t) and dual (y, z) components: the step is 1/max
-        let mut maxima = [[0.0f64; 2]; PARTS];
+        // per block: [primal max, dual max, Σ (y∘Δs + z∘Δu), Σ (Δs∘Δy + Δu∘Δz)] (the sums only
+        // for the predictor, `AFF`)
+        let mut maxima = [[0.0f64; 4]; PARTS];
         let mut slots = chunks(&mut maxima, 1);
         #[inline(always)]
         fn mx(a: f64, b: f64) -> f64 {
@@ -972,28 +959,39 @@ impl<'a> DsxIpm<'a> {
             let (ds, dy, dz) = outs;
             let e0 = p.ex[k];
             let (mut pm, mut dm) = (0.0f64, 0.0f64);
+            let (mut s1, mut s2) = (0.0f64, 0.0f64);
             for i in e0..p.ex[k + 1] {
                 let (r0, a0) = p.local(lp, k, i);
                 let kk = lp.support_len(i);
                 let nz = lp.indptr[i]..lp.indptr[i + 1];
                 let (cols, yx) = (&lp.indices[nz.clone()], &yx_all[nz]);
+                // Δy = (r_s − y∘Δs)/s, Δz = (r_t − z∘Δu)/u; for the predictor (`AFF`) with
+                // r_s = −s∘y, r_t = −u∘z in closed form
+                let dyv = |t: usize, sb: f64| {
+                    if AFF {
+                        -y[t] * (1.0 + sb * is[t])
+                    } else {
+                        (rs[t] - y[t] * sb) * is[t]
+                    }
+                };
+                let dzv = |t: usize, da: f64| {
+                    if AFF {
+                        -z[t] * (1.0 + da * iu[t])
+                    } else {
+                        (rt[t] - z[t] * da) * iu[t]
+                    }
+                };
                 // this example's rows (a_i, then b_ij) and tail variables (α_i, λ_i, ξ_i)
                 let rr = r0..r0 + kk + 1;
                 let vr = a0..a0 + kk + 2;
-                let (rs, y, rp, is, iy) = (
-                    &rs[rr.clone()],
+                let (y, rp, is, iy) = (
                     &y[rr.clone()],
                     &rp[rr.clone()],
                     &is[rr.clone()],
                     &iy[rr.clone()],
                 );
                 let (ds, dy) = (&mut ds[rr.clone()], &mut dy[rr]);
-                let (rt, z, iu, iz) = (
-                    &rt[vr.clone()],
-                    &z[vr.clone()],
-                    &iu[vr.clone()],
-                    &iz[vr.clone()],
-                );
+                let (z, iu, iz) = (&z[vr.clone()], &iu[vr.clone()], &iz[vr.clone()]);
                 let du = &du[vr.clone()];
                 let dz = &mut dz[vr];
                 let (dl, dx) = (du[kk], du[kk + 1]);
@@ -1004,15 +1002,14 @@ impl<'a> DsxIpm<'a> {
                     for (t, (sb, yb)) in ds_b.iter_mut().zip(dy_b.iter_mut()).enumerate() {
                         let s_new = yx[t] * du_w[t] - lp.v[t] * dl + du[t] + rp[t + 1];
                         *sb = s_new;
-                        *yb = (rs[t + 1] - y[t + 1] * s_new) * is[t + 1];
+                        *yb = dyv(r0 + t + 1, s_new);
                     }
-                    for (((dzb, &rtb), &zb), (&da, &iub)) in dz[..kk]
-                        .iter_mut()
-                        .zip(&rt[..kk])
-                        .zip(&z[..kk])
-                        .zip(du[..kk].iter().zip(&iu[..kk]))
-                    {
-                        *dzb = (rtb - zb * da) * iub;
+                    for (t, (dzb, &da)) in dz[..kk].iter_mut().zip(&du[..kk]).enumerate() {
+                        *dzb = dzv(a0 + t, da);
+                    }
+                    if AFF {
+                        s1 += dot(&y[1..], &ds[1..]) + dot(&z[..kk], &du[..kk]);
+                        s2 += dot(&ds[1..], &dy[1..]) + dot(&du[..kk], &dz[..kk]);
                     }
                     act -= sum(&du[..kk]);
                     pm = mx(pm, max_neg_ratio(&ds[1..], &is[1..]));
@@ -1025,8 +1022,12 @@ impl<'a> DsxIpm<'a> {
                         let da = du[t];
                         act -= da;
                         let sb = yx[t] * du_w[j] - lp.v[j] * dl + da + rp[t + 1];
-                        let yb = (rs[t + 1] - y[t + 1] * sb) * is[t + 1];
-                        let zb = (rt[t] - z[t] * da) * iu[t];
+                        let yb = dyv(r0 + t + 1, sb);
+                        let zb = dzv(a0 + t, da);
+                        if AFF {
+                            s1 += y[t + 1] * sb + z[t] * da;
+                            s2 += sb * yb + da * zb;
+                        }
                         ds[t + 1] = sb;
                         dy[t + 1] = yb;
                         dz[t] = zb;
@@ -1035,26 +1036,33 @@ impl<'a> DsxIpm<'a> {
                     }
                 }
                 let sa = act + rp[0];
-                let ya = (rs[0] - y[0] * sa) * is[0];
+                let ya = dyv(r0, sa);
                 ds[0] = sa;
                 dy[0] = ya;
-                let zl = (rt[kk] - z[kk] * dl) * iu[kk];
-                let zx = (rt[kk + 1] - z[kk + 1] * dx) * iu[kk + 1];
+                let zl = dzv(a0 + kk, dl);
+                let zx = dzv(a0 + kk + 1, dx);
+                if AFF {
+                    s1 += y[0] * sa + z[kk] * dl + z[kk + 1] * dx;
+                    s2 += sa * ya + dl * zl + dx * zx;
+                }
                 dz[kk] = zl;
                 dz[kk + 1] = zx;
                 pm = mx(mx(mx(pm, -sa * is[0]), -dl * iu[kk]), -dx * iu[kk + 1]);
                 dm = mx(mx(mx(dm, -ya * iy[0]), -zl * iz[kk]), -zx * iz[kk + 1]);
             }
-            slot[0] = [pm, dm];
+            slot[0] = [pm, dm, s1, s2];
         });
         let (mut pm, mut dm) = (0.0f64, 0.0f64);
-        for [a, b] in maxima {
+        let mut sums = [0.0f64; 2];
+        for [a, b, c1, c2] in maxima {
             pm = mx(pm, a);
             dm = mx(dm, b);
+            sums[0] += c1;
+            sums[1] += c2;
         }
         let du = du_w;
         if pm.is_nan() || dm.is_nan() {
-            return (f64::NAN, f64::NAN);
+            return (f64::NAN, f64::NAN, sums);
         }
         let mut ap = 1.0 / pm;
         let mut ad = 1.0 / dm;
@@ -1074,7 +1082,7 @@ impl<'a> DsxIpm<'a> {
                 ad = ad.min(-self.zu[j] / dzu[j]);
             }
         }
-        (ap, ad)
+        (ap, ad, sums)
     }
 
     /// Adds Gondzio's centrality correction to the complementarity right-hand sides: at the
@@ -1119,41 +1127,22 @@ impl<'a> DsxIpm<'a> {
         }
     }
 
-    /// Complementarity `Σ (primal slack × dual)` after steps `(ap, ad)` along `d` (`d = None`:
-    /// at the current iterate).
-    fn complementarity(&self, d: Option<(&Dir, f64, f64)>) -> f64 {
-        let t0 = self.t0();
-        let (n, c) = (self.n, self.c_box);
-        let (ap, ad) = d.map(|(_, a, b)| (a, b)).unwrap_or((0.0, 0.0));
+    /// Complementarity `Σ (w + C)∘z_l + (C − w)∘z_u` of the box pairs after steps `(ap, ad)`
+    /// along `d` (`d = None`: at the current iterate). The rows and the tail are summed by
+    /// [`DsxIpm::residuals`] and [`DsxIpm::recover`] in their passes.
+    fn box_complementarity(&self, d: Option<(&Dir, f64, f64)>) -> f64 {
+        let c = self.c_box;
         let mut sum = 0.0;
-        match d {
-            None => {
-                // (v + 0·v)(w + 0·w) = v·w exactly for finite entries
-                let (s, y) = (
-                    (&self.s[..], &self.s[..], 0.0),
-                    (&self.y[..], &self.y[..], 0.0),
-                );
-                sum += dot_step_parts(&self.exec, &self.parts.rows, s, y);
-                let u = (&self.u[t0..], &self.u[t0..], 0.0);
-                let z = (&self.z[t0..], &self.z[t0..], 0.0);
-                sum += dot_step_parts(&self.exec, &self.parts.tail, u, z);
-                for j in 0..n {
-                    let w = self.u[j];
-                    sum += (w + c) * self.zl[j] + (c - w) * self.zu[j];
-                }
-            }
-            Some((d, _, _)) => {
-                let (s, y) = ((&self.s[..], &d.s[..], ap), (&self.y[..], &d.y[..], ad));
-                sum += dot_step_parts(&self.exec, &self.parts.rows, s, y);
-                let u = (&self.u[t0..], &d.u[t0..], ap);
-                let z = (&self.z[t0..], &d.z[t0..], ad);
-                sum += dot_step_parts(&self.exec, &self.parts.tail, u, z);
-                for j in 0..n {
-                    let w = self.u[j] + ap * d.u[j];
-                    sum += (w + c) * (self.zl[j] + ad * d.zl[j])
-                        + (c - w) * (self.zu[j] + ad * d.zu[j]);
-                }
-            }
+        for j in 0..self.n {
+            let (w, zl, zu) = match d {
+                None => (self.u[j], self.zl[j], self.zu[j]),
+                Some((d, ap, ad)) => (
+                    self.u[j] + ap * d.u[j],
+                    self.zl[j] + ad * d.zl[j],
+                    self.zu[j] + ad * d.zu[j],
+                ),
+            };
+            sum += (w + c) * zl + (c - w) * zu;
         }
         sum
     }
@@ -1162,8 +1151,9 @@ impl<'a> DsxIpm<'a> {
         (self.rows + (self.len - self.t0()) + 2 * self.n) as f64
     }
 
-    /// Residuals; returns `(pobj, dobj, pres, dres, gap)`.
-    fn residuals(&mut self) -> (f64, f64, f64, f64, f64) {
+    /// Residuals; returns `(pobj, dobj, pres, dres, gap)` and the complementarity
+    /// `Σ s∘y + Σ u_t∘z_t` of the rows and the tail (the box pairs: [`DsxIpm::box_complementarity`]).
+    fn residuals(&mut self) -> ((f64, f64, f64, f64, f64), f64) {
         let lp = self.lp;
         let (n, c, t0) = (self.n, self.c_box, self.t0());
         let p = self.parts;
@@ -1180,8 +1170,8 @@ impl<'a> DsxIpm<'a> {
         let mut rp = parts_mut(&mut self.rp, &p.rows);
         let mut rd = parts_mut(&mut self.rd[t0..], &p.tail);
         let mut wacc = chunks(&mut self.wacc, n);
-        // per block: [b part of Gᵀy, hᵀy, Σ ξ, ‖r_p‖∞, ‖r_d tail‖∞]
-        let mut sums = [[0.0f64; 5]; PARTS];
+        // per block: [b part of Gᵀy, hᵀy, Σ ξ, ‖r_p‖∞, ‖r_d tail‖∞, Σ s∘y + u∘z]
+        let mut sums = [[0.0f64; 6]; PARTS];
         let mut slots = chunks(&mut sums, 1);
         let yx_all = &self.yx;
         let work = jobs(|k| {
@@ -1199,6 +1189,7 @@ impl<'a> DsxIpm<'a> {
                 let e0 = p.ex[k];
                 acc.fill(0.0);
                 let (mut gb, mut hy, mut xi, mut np, mut nd) = (0.0, 0.0, 0.0, 0.0f64, 0.0f64);
+                let mut cp = 0.0;
                 // x·0 is NaN exactly for non-finite x: the norms turn NaN on any non-finite entry
                 let mut bad = 0.0;
                 let wb = u_w[n];
@@ -1223,6 +1214,7 @@ impl<'a> DsxIpm<'a> {
                         acc[j] += yx[t] * yb;
                         glam -= lp.v[j] * yb;
                         let d = ya - yb - z[a0 + t];
+                        cp += s[r0 + 1 + t] * yb + alpha * z[a0 + t];
                         rd[a0 + t] = d;
                         nd = nd.max(d.abs());
                         bad += d * 0.0;
@@ -1240,15 +1232,18 @@ impl<'a> DsxIpm<'a> {
                     hy += h[r0] * ya;
                     gb += lp.y[i] * ya;
                     xi += xii;
+                    cp += s[r0] * ya + lam * z[a0 + kk] + xii * z[a0 + kk + 1];
                 }
                 if bad.is_nan() {
                     (np, nd) = (f64::NAN, f64::NAN);
                 }
-                slot[0] = [gb, hy, xi, np, nd];
+                slot[0] = [gb, hy, xi, np, nd, cp];
             });
         let (mut gb, mut dobj, mut pobj, mut np, mut nd) = (0.0, 0.0, 0.0, 0.0f64, 0.0f64);
-        for [b, hy, xi, p_norm, d_norm] in sums {
+        let mut comp = 0.0;
+        for [b, hy, xi, p_norm, d_norm, cp] in sums {
             gb += b;
+            comp += cp;
             dobj += hy;
             pobj += xi;
             // NaN-propagating maxima
@@ -1283,7 +1278,7 @@ impl<'a> DsxIpm<'a> {
             nw.max(nd) / 2.0
         };
         let gap = (pobj - dobj).abs() / (1.0 + pobj.abs());
-        (pobj, dobj, pres, dres, gap)
+        ((pobj, dobj, pres, dres, gap), comp)
     }
 
     /// Starting point: `w = 0` (the centre of the box), `b = 0`, and every other primal
@@ -1321,8 +1316,8 @@ impl<'a> DsxIpm<'a> {
         // smallest dual residual seen (for the divergence check below)
         let mut best_dres = f64::INFINITY;
         loop {
-            let (pobj, dobj, pres, dres, gap) = self.residuals();
-            let mu = self.complementarity(None) / npairs;
+            let ((pobj, dobj, pres, dres, gap), comp) = self.residuals();
+            let mu = (comp + self.box_complementarity(None)) / npairs;
             last = (pobj, dobj, pres, dres, gap);
             let info = IterationInfo {
                 iter,
@@ -1390,18 +1385,14 @@ impl<'a> DsxIpm<'a> {
             // fallback in `params.rs` handles.)
             let tol = (0.01 * pres.max(dres).max(gap)).clamp(1e-13, 1e-8);
             // predictor (σ = 0)
-            let neg_xz = |r: &mut f64, x: f64, z: f64, _: f64, _: f64| *r = -x * z;
+            // (r_s = −s∘y and r_t = −u∘z enter `newton_rhs` and `recover` in closed form)
             let p = self.parts;
-            let rows = [&self.s[..], &self.y, &self.s, &self.s];
-            map5(&self.exec, &p.rows, &mut self.rs, rows, neg_xz);
-            let tail = [&self.u[t0..], &self.z[t0..], &self.u[t0..], &self.u[t0..]];
-            map5(&self.exec, &p.tail, &mut self.rt[t0..], tail, neg_xz);
             for j in 0..n {
                 let w = self.u[j];
                 self.rl[j] = -(w + c) * self.zl[j];
                 self.ru[j] = -(c - w) * self.zu[j];
             }
-            let (ap, ad) = match self.direction(true, tol) {
+            let (ap, ad, [ys, dsdy]) = match self.direction::<true>(true, tol) {
                 Ok(steps) => steps,
                 Err(e) => {
                     status = Status::NumericalError;
@@ -1410,7 +1401,12 @@ impl<'a> DsxIpm<'a> {
                 }
             };
             let (ap, ad) = (ap.min(1.0), ad.min(1.0));
-            let mu_aff = self.complementarity(Some((&self.aff, ap, ad))) / npairs;
+            // Σ (s + aΔs)∘(y + bΔy) over the rows and the tail is
+            // comp + a Σ y∘Δs + b Σ s∘Δy + ab Σ Δs∘Δy, with s∘Δy = −s∘y − y∘Δs on the affine
+            // direction (its sums come from `recover`)
+            let rows_tail = comp + ap * ys - ad * (comp + ys) + ap * ad * dsdy;
+            let box_aff = self.box_complementarity(Some((&self.aff, ap, ad)));
+            let mu_aff = (rows_tail + box_aff) / npairs;
             sigma = (mu_aff / mu).clamp(0.0, 1.0).powi(3);
             let target = sigma * mu;
             // corrector: σμ − x∘z − Δx_aff∘Δz_aff
@@ -1425,8 +1421,8 @@ impl<'a> DsxIpm<'a> {
                 self.rl[j] = target - (w + c) * self.zl[j] - dw * self.aff.zl[j];
                 self.ru[j] = target - (c - w) * self.zu[j] + dw * self.aff.zu[j];
             }
-            let (mut ap, mut ad) = match self.direction(false, tol) {
-                Ok(steps) => steps,
+            let (mut ap, mut ad) = match self.direction::<false>(false, tol) {
+                Ok((ap, ad, _)) => (ap, ad),
                 Err(e) => {
                     status = Status::NumericalError;
                     reason = Some(format!("solve failed: {e}"));
@@ -1434,13 +1430,14 @@ impl<'a> DsxIpm<'a> {
                 }
             };
             // Gondzio's multiple centrality correctors: each costs one more solve with the
-            // same factorisation and is kept only when it lengthens the step
+            // same factorisation, tried only after a short step and kept only when it lengthens
+            // the step
             for _ in 0..self.max_correctors {
-                if ap >= 1.0 && ad >= 1.0 {
+                if ap.min(ad) >= GONDZIO_TRIGGER {
                     break;
                 }
                 self.centrality_rhs(ap, ad, target);
-                let Ok((ap2, ad2)) = self.direction(true, tol) else {
+                let Ok((ap2, ad2, _)) = self.direction::<false>(true, tol) else {
                     break;
                 };
                 if ap2.min(1.0) + ad2.min(1.0) >= ap.min(1.0) + ad.min(1.0) + GONDZIO_GAIN

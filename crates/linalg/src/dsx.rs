@@ -161,6 +161,10 @@ pub struct FactorInfo {
     pub max_pivot: f64,
 }
 
+/// A PCG iteration of [`DsxSystem::solve_refined`] whose true residual is above this fraction
+/// of the one before it ends the refinement (stagnation).
+const STALL_RATIO: f64 = 0.5;
+
 /// Outcome of [`DsxSystem::solve_refined`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RefineInfo {
@@ -1431,8 +1435,9 @@ impl DsxSystem {
 
     /// Solves `H z = rhs` for the exact `H` (no static regularisation) by preconditioned
     /// conjugate gradients, preconditioned by the current factorisation of `H + δI`, starting
-    /// from the direct solve. Stops when `‖rhs − H z‖₂ ≤ tol ‖rhs‖₂` or after `max_iter`
-    /// iterations, and returns the best iterate (smallest true residual). No allocation.
+    /// from the direct solve. Stops when `‖rhs − H z‖₂ ≤ tol ‖rhs‖₂`, after `max_iter`
+    /// iterations, or when an iteration fails to halve the true residual (stagnation at the
+    /// rounding floor), and returns the best iterate (smallest true residual). No allocation.
     ///
     /// `sc` must be the scalings passed to the last [`DsxSystem::factor`].
     pub fn solve_refined(
@@ -1482,6 +1487,7 @@ impl DsxSystem {
             let mut rz = dot(&res, &pre);
             while it < max_iter {
                 it += 1;
+                let prev = rel;
                 self.apply(sc, &dir, &mut hd);
                 let dhd = dot(&dir, &hd);
                 if !(dhd > 0.0 && rz.is_finite()) {
@@ -1505,7 +1511,11 @@ impl DsxSystem {
                     best_rel = rel;
                     best.copy_from_slice(z);
                 }
-                if rel <= tol {
+                // Stagnation: at the rounding floor of computing `H z` itself (an ill-conditioned
+                // `H` near an IPM's optimum), PCG cannot lower the residual further; measured at
+                // MNIST scale (10000 × 784), the true residual stayed within 0.5–2× of the
+                // direct solve's for 4 iterations. Stop once an iteration fails to halve it.
+                if rel <= tol || rel > STALL_RATIO * prev {
                     break;
                 }
                 pre.copy_from_slice(&res);
