@@ -750,10 +750,12 @@ impl<'a> DsxIpm<'a> {
     /// against the exact operator and refines by PCG when it exceeds `tol`; later solves with
     /// the same factorisation skip the check (one `O(nnz)` product each) unless the first one
     /// needed refinement.
-    fn solve_h(&mut self, out: &mut [f64], tol: f64) -> Result<()> {
+    fn solve_h(&mut self, out: &mut Vec<f64>, tol: f64) -> Result<()> {
         let t = Instant::now();
         if self.checked_solve || (self.clean_factor && tol >= LOOSE_SOLVE_TOL) {
-            out.copy_from_slice(&self.rhs);
+            // the right-hand side becomes the solution in place (`newton_rhs` rewrites every
+            // entry of `rhs` before the next solve)
+            std::mem::swap(out, &mut self.rhs);
             self.sys.solve_in_place(out)?;
         } else {
             let view = self.sc.view();

@@ -1342,8 +1342,29 @@ impl DsxSystem {
             ob[j] = sc.w_diag[j] * zb[j];
         }
         ob[n] = sc.b_diag * zb[n];
+        self.apply_range::<C, false>(sc, (0, self.m), zb, zl, &[], ol, ob, &cols_of);
+    }
+
+    /// The examples `i0..i1` of `H z` (their tails `zl`, `rl`, `ol` start at example `i0`):
+    /// writes their tail rows of `H z` — or, with `RES`, of `r − H z` — into `ol`, adds their
+    /// `(w, b)` contributions to `acc`, and returns the sum of squares of what it wrote when
+    /// `RES` (else 0).
+    #[allow(clippy::too_many_arguments)]
+    fn apply_range<'s, C: Cols + 's, const RES: bool>(
+        &'s self,
+        sc: &DsxScalings<'_>,
+        (i0, i1): (usize, usize),
+        zb: &[f64],
+        zl: &[f64],
+        rl: &[f64],
+        ol: &mut [f64],
+        acc: &mut [f64],
+        cols_of: &impl Fn(&'s [usize], Range<usize>) -> C,
+    ) -> f64 {
+        let n = self.n;
         let mut off = 0;
-        for i in 0..self.m {
+        let mut sq = 0.0;
+        for i in i0..i1 {
             let r = self.nz_range(i);
             let k = r.len();
             let cols = cols_of(&self.indices, r.clone());
@@ -1365,14 +1386,116 @@ impl DsxSystem {
                 let j = cols.at(a);
                 // row b_ij: y x_ij w_j − v_j λ + α_ij
                 let fb = phi[a] * (yi * x[a] * zb[j] - self.v[j] * lam + u[a]);
-                o[a] = sigma[a] * u[a] - ta + fb;
+                let h = sigma[a] * u[a] - ta + fb;
+                if RES {
+                    let e = rl[off + a] - h;
+                    o[a] = e;
+                    sq += e * e;
+                } else {
+                    o[a] = h;
+                }
                 ol_lam -= self.v[j] * fb;
-                ob[j] += yi * x[a] * fb;
+                acc[j] += yi * x[a] * fb;
             }
-            o[k] = ol_lam;
-            o[k + 1] = sc.kappa[i] * xi + ta;
-            ob[n] += yi * ta;
+            let hx = sc.kappa[i] * xi + ta;
+            if RES {
+                let (el, ex) = (rl[off + k] - ol_lam, rl[off + k + 1] - hx);
+                o[k] = el;
+                o[k + 1] = ex;
+                sq += el * el + ex * ex;
+            } else {
+                o[k] = ol_lam;
+                o[k + 1] = hx;
+            }
+            acc[n] += yi * ta;
             off += k + 2;
+        }
+        sq
+    }
+
+    /// `H z` (`RES = false`) or `r − H z` (`RES = true`, returning `‖r − H z‖₂`) into `out`,
+    /// on the two example halves of the solve passes (two threads when the settings allow;
+    /// each half accumulates its own `(w, b)` part and the two are added in order, so the
+    /// result is the same bits either way).
+    fn apply_halves<const RES: bool>(
+        &mut self,
+        sc: &DsxScalings<'_>,
+        z: &[f64],
+        r: &[f64],
+        out: &mut [f64],
+    ) -> f64 {
+        let mut part = core::mem::take(&mut self.rb_part);
+        let res = if self.dense {
+            self.apply_halves_impl::<_, RES>(sc, z, r, out, &mut part, |_, _| Ident)
+        } else {
+            self.apply_halves_impl::<_, RES>(sc, z, r, out, &mut part, |idx, r| &idx[r])
+        };
+        self.rb_part = part;
+        res
+    }
+
+    fn apply_halves_impl<'s, C: Cols + 's, const RES: bool>(
+        &'s self,
+        sc: &DsxScalings<'_>,
+        z: &[f64],
+        r: &[f64],
+        out: &mut [f64],
+        part: &mut [f64],
+        cols_of: impl Fn(&'s [usize], Range<usize>) -> C + Sync,
+    ) -> f64 {
+        let n = self.n;
+        let n1 = n + 1;
+        let mid = self.solve_mid;
+        let cut = self.indptr[mid] + 2 * mid;
+        let par = self.settings.threads >= 2 && self.m >= 2;
+        let (zb, zl) = z.split_at(n1);
+        let (ob, ol) = out.split_at_mut(n1);
+        let (rb, rl) = if RES {
+            r.split_at(n1)
+        } else {
+            (&[][..], &[][..])
+        };
+        let (rl_a, rl_b) = if RES { rl.split_at(cut) } else { (rl, rl) };
+        let (zl_a, zl_b) = zl.split_at(cut);
+        let (ol_a, ol_b) = ol.split_at_mut(cut);
+        ob.fill(0.0);
+        part.fill(0.0);
+        let (h0, h1) = ((0, mid), (mid, self.m));
+        let (sq_a, sq_b) = {
+            let (ob, part) = (&mut *ob, &mut *part);
+            let cols = &cols_of;
+            if par {
+                rayon::join(
+                    || self.apply_range::<C, RES>(sc, h0, zb, zl_a, rl_a, ol_a, ob, cols),
+                    || self.apply_range::<C, RES>(sc, h1, zb, zl_b, rl_b, ol_b, part, cols),
+                )
+            } else {
+                (
+                    self.apply_range::<C, RES>(sc, h0, zb, zl_a, rl_a, ol_a, ob, cols),
+                    self.apply_range::<C, RES>(sc, h1, zb, zl_b, rl_b, ol_b, part, cols),
+                )
+            }
+        };
+        let mut sq = sq_a + sq_b;
+        for j in 0..n1 {
+            let d = if j < n { sc.w_diag[j] } else { sc.b_diag };
+            let h = d * zb[j] + (ob[j] + part[j]);
+            if RES {
+                let e = rb[j] - h;
+                ob[j] = e;
+                sq += e * e;
+            } else {
+                ob[j] = h;
+            }
+        }
+        if !RES {
+            return 0.0;
+        }
+        // the plain sum of squares unless it over- or underflowed
+        if sq.is_finite() && sq > 1e-280 {
+            sq.sqrt()
+        } else {
+            norm2(out)
         }
     }
 
@@ -1454,7 +1577,7 @@ impl DsxSystem {
         let len = self.len();
         check_len("rhs", len, rhs.len())?;
         check_len("z", len, z.len())?;
-        let rnorm = norm2(rhs);
+        let rnorm = norm2_fast(rhs);
         if rnorm == 0.0 {
             z.iter_mut().for_each(|e| *e = 0.0);
             return Ok(RefineInfo {
@@ -1467,11 +1590,7 @@ impl DsxSystem {
             z.copy_from_slice(rhs);
             self.solve_in_place(z)?;
             // res = rhs − H z
-            self.apply(sc, z, &mut hd);
-            for t in 0..len {
-                res[t] = rhs[t] - hd[t];
-            }
-            let mut rel = norm2(&res) / rnorm;
+            let mut rel = self.apply_halves::<true>(sc, z, rhs, &mut res) / rnorm;
             let mut it = 0;
             if rel <= tol || max_iter == 0 {
                 return Ok(RefineInfo {
@@ -1488,7 +1607,7 @@ impl DsxSystem {
             while it < max_iter {
                 it += 1;
                 let prev = rel;
-                self.apply(sc, &dir, &mut hd);
+                self.apply_halves::<false>(sc, &dir, &[], &mut hd);
                 let dhd = dot(&dir, &hd);
                 if !(dhd > 0.0 && rz.is_finite()) {
                     break;
@@ -1498,11 +1617,7 @@ impl DsxSystem {
                     z[t] += alpha * dir[t];
                 }
                 // Recompute the true residual (robust against recurrence drift).
-                self.apply(sc, z, &mut hd);
-                for t in 0..len {
-                    res[t] = rhs[t] - hd[t];
-                }
-                rel = norm2(&res) / rnorm;
+                rel = self.apply_halves::<true>(sc, z, rhs, &mut res) / rnorm;
                 if !rel.is_finite() {
                     break;
                 }
@@ -2182,6 +2297,23 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// `‖a‖₂` as a plain sum of squares (four lanes), or [`norm2`] when that over- or underflows.
+fn norm2_fast(a: &[f64]) -> f64 {
+    let k = a.len() / 4 * 4;
+    let mut acc = [0.0f64; 4];
+    for c in a[..k].chunks_exact(4) {
+        for l in 0..4 {
+            acc[l] += c[l] * c[l];
+        }
+    }
+    let sq = (acc[0] + acc[1]) + (acc[2] + acc[3]) + a[k..].iter().map(|x| x * x).sum::<f64>();
+    if sq.is_finite() && sq > 1e-280 {
+        sq.sqrt()
+    } else {
+        norm2(a)
+    }
+}
+
 fn norm2(a: &[f64]) -> f64 {
     let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     if scale == 0.0 || !scale.is_finite() {
@@ -2407,6 +2539,77 @@ mod tests {
         // Par::Seq and two threads: bit-identical
         assert_eq!(results[0], results[1]);
         assert_eq!(results[2], results[3]);
+    }
+
+    /// The two-half product and residual of the refinement (`apply_halves`) against the
+    /// public sequential `apply`: the same values to rounding, the residual's norm equal to
+    /// the norm of `r − H z`, and the same bits on one thread and two.
+    #[test]
+    fn split_apply_and_residual_match_apply() {
+        for (m, n, density, dense) in [
+            (40, 30, 0.3, false),
+            (25, 17, 1.0, true),
+            (3, 5, 0.6, false),
+        ] {
+            let inst = Owned::random(m, n, density, dense, 7 + m as u64);
+            let nnz = inst.values.len();
+            let mut rng = ChaCha8Rng::seed_from_u64(11);
+            let mut pos = |k: usize| -> Vec<f64> {
+                (0..k)
+                    .map(|_| 10f64.powf(rng.random_range(-2.0..2.0)))
+                    .collect()
+            };
+            let (theta, phi, w_diag, sigma, rho, kappa) =
+                (pos(m), pos(nnz), pos(n), pos(nnz), pos(m), pos(m));
+            let sc = DsxScalings {
+                theta: &theta,
+                phi: &phi,
+                w_diag: &w_diag,
+                b_diag: 0.5,
+                sigma: &sigma,
+                rho: &rho,
+                kappa: &kappa,
+            };
+            let y: Vec<f64> = (0..m)
+                .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+                .collect();
+            let v: Vec<f64> = (0..n).map(|j| 0.5 + (j % 3) as f64 * 0.25).collect();
+            let mut outs = Vec::new();
+            for threads in [1, 2] {
+                let settings = DsxSettings {
+                    threads,
+                    ..DsxSettings::default()
+                };
+                let mut sys = DsxSystem::try_new_with(inst.rows(), &y, &v, 2.0, settings).unwrap();
+                let len = sys.len();
+                let z: Vec<f64> = (0..len)
+                    .map(|t| ((t * 37 % 11) as f64 - 5.0) / 3.0)
+                    .collect();
+                let r: Vec<f64> = (0..len)
+                    .map(|t| ((t * 13 % 7) as f64 - 3.0) / 2.0)
+                    .collect();
+                let mut reference = vec![0.0; len];
+                sys.apply(&sc, &z, &mut reference);
+                let mut hz = vec![0.0; len];
+                assert_eq!(sys.apply_halves::<false>(&sc, &z, &[], &mut hz), 0.0);
+                let scale = norm2(&reference);
+                for (a, b) in hz.iter().zip(&reference) {
+                    assert!((a - b).abs() <= 1e-13 * scale, "{a} vs {b}");
+                }
+                let mut res = vec![0.0; len];
+                let norm = sys.apply_halves::<true>(&sc, &z, &r, &mut res);
+                let direct: Vec<f64> = r.iter().zip(&reference).map(|(a, b)| a - b).collect();
+                for (a, b) in res.iter().zip(&direct) {
+                    assert!((a - b).abs() <= 1e-13 * scale, "{a} vs {b}");
+                }
+                assert!((norm - norm2(&direct)).abs() <= 1e-12 * norm2(&direct));
+                outs.push((hz, res, norm));
+            }
+            assert_eq!(outs[0], outs[1], "one thread and two differ");
+        }
+        assert_eq!(norm2_fast(&[3.0, 4.0]), 5.0);
+        assert_eq!(norm2_fast(&[3e200, 4e200]), norm2(&[3e200, 4e200]));
+        assert_eq!(norm2_fast(&[0.0; 5]), 0.0);
     }
 
     #[test]
