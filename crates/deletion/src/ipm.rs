@@ -131,6 +131,12 @@ const START: f64 = 0.1;
 /// instructions on dense 1000 × 100).
 const LOOSE_SOLVE_TOL: f64 = 1e-8;
 
+/// Relative primal residual (`‖r_p‖∞ / (1 + ‖h‖∞)`) at or below which the Newton steps take
+/// `r_p` as zero and skip reading it (two of the ≈ 30 arrays a direction reads). Once a full
+/// primal step has been taken the residual is rounding error (1e-15 on MNIST-like
+/// 10000 × 784 from iteration 13 on); ignoring it changes each direction by that much.
+const PRIMAL_ROUNDING: f64 = 1e-12;
+
 /// Most PCG steps refining one normal-equation solve.
 const MAX_PCG: usize = 4;
 
@@ -243,6 +249,15 @@ impl Exec {
             pool.install(|| jobs.into_par_iter().for_each(f));
         } else {
             jobs.into_par_iter().for_each(f);
+        }
+    }
+
+    /// Runs `f` in the dedicated pool when there is one (so `bulwark-linalg`'s two-thread
+    /// factorisation and solves, which use rayon, get the requested workers), else here.
+    fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.install(f),
+            None => f(),
         }
     }
 }
@@ -418,11 +433,10 @@ pub(crate) struct DsxIpm<'a> {
     // directions: affine (predictor) and combined
     aff: Dir,
     dir: Dir,
-    // reciprocals of the current iterate (set by `factor`): 1/s, 1/y, 1/u and 1/z on the tail
+    // reciprocals of the current iterate (set by `factor`): 1/s, and 1/u on the tail (the dual
+    // ratio tests compare against y and z directly: `mx_ratio`)
     inv_s: Vec<f64>,
-    inv_y: Vec<f64>,
     inv_u: Vec<f64>,
-    inv_z: Vec<f64>,
     // scratch
     /// Per-block scratch of length `n` (dense rows), `PARTS × n`.
     qbufs: Vec<f64>,
@@ -444,6 +458,9 @@ pub(crate) struct DsxIpm<'a> {
     clean_factor: bool,
     /// Correctors kept (total).
     correctors: u32,
+    /// The primal residual is at rounding level ([`PRIMAL_ROUNDING`]): the Newton steps take
+    /// it as zero and do not read it.
+    rp_zero: bool,
 }
 
 /// Lanes of the hand-vectorised reductions (the compiler does not reorder floating-point sums).
@@ -469,6 +486,36 @@ fn max_neg_ratio(d: &[f64], inv: &[f64]) -> f64 {
         }
     }
     m
+}
+
+/// `max(0, max_k (−d_k / v_k))` for `v > 0` (the dual ratio test without stored reciprocals),
+/// vectorised. NaN entries are ignored, as in [`max_neg_ratio`].
+#[inline]
+fn max_neg_ratio_div(d: &[f64], v: &[f64]) -> f64 {
+    let k = d.len() / LANES * LANES;
+    let mut acc = [0.0f64; LANES];
+    for (a, b) in d[..k].chunks_exact(LANES).zip(v[..k].chunks_exact(LANES)) {
+        for l in 0..LANES {
+            let r = -a[l] / b[l];
+            acc[l] = if r > acc[l] { r } else { acc[l] };
+        }
+    }
+    let mut m = acc.iter().fold(0.0f64, |x, &y| if y > x { y } else { x });
+    for (a, b) in d[k..].iter().zip(&v[k..]) {
+        let r = -a / b;
+        if r > m {
+            m = r;
+        }
+    }
+    m
+}
+
+/// `max(m, −d/v)` for `m ≥ 0`, `v > 0`: compares `−d` with `m·v` and divides only when the
+/// maximum grows (rarely, after the first entries), so the dual ratio test needs no stored
+/// reciprocals of `y` and `z`. A NaN `d` is ignored, as in [`max_neg_ratio`].
+#[inline(always)]
+fn mx_ratio(m: f64, d: f64, v: f64) -> f64 {
+    if -d > m * v { -d / v } else { m }
 }
 
 /// `Σ_k v_k`, vectorised.
@@ -625,9 +672,7 @@ impl<'a> DsxIpm<'a> {
             aff: Dir::new(len, nrows, n),
             dir: Dir::new(len, nrows, n),
             inv_s: z(nrows),
-            inv_y: z(nrows),
             inv_u: z(len),
-            inv_z: z(len),
             rhs: z(len),
             qbufs: z(PARTS * n),
             wacc: z(PARTS * n),
@@ -651,6 +696,7 @@ impl<'a> DsxIpm<'a> {
             checked_solve: false,
             clean_factor: false,
             correctors: 0,
+            rp_zero: false,
         })
     }
 
@@ -673,9 +719,7 @@ impl<'a> DsxIpm<'a> {
         let (s, y) = (parts(&self.s, &p.rows), parts(&self.y, &p.rows));
         let (u, z) = (parts(&self.u[t0..], &p.tail), parts(&self.z[t0..], &p.tail));
         let mut inv_s = parts_mut(&mut self.inv_s, &p.rows);
-        let mut inv_y = parts_mut(&mut self.inv_y, &p.rows);
         let mut inv_u = parts_mut(&mut self.inv_u[t0..], &p.tail);
-        let mut inv_z = parts_mut(&mut self.inv_z[t0..], &p.tail);
         let mut theta = parts_mut(&mut self.sc.theta, &p.ex);
         let mut rho = parts_mut(&mut self.sc.rho, &p.ex);
         let mut kappa = parts_mut(&mut self.sc.kappa, &p.ex);
@@ -685,12 +729,7 @@ impl<'a> DsxIpm<'a> {
             (
                 k,
                 (s[k], y[k], u[k], z[k]),
-                (
-                    std::mem::take(&mut inv_s[k]),
-                    std::mem::take(&mut inv_y[k]),
-                    std::mem::take(&mut inv_u[k]),
-                    std::mem::take(&mut inv_z[k]),
-                ),
+                (std::mem::take(&mut inv_s[k]), std::mem::take(&mut inv_u[k])),
                 (
                     std::mem::take(&mut theta[k]),
                     std::mem::take(&mut rho[k]),
@@ -701,18 +740,12 @@ impl<'a> DsxIpm<'a> {
             )
         });
         self.exec.run(work, |(k, (s, y, u, z), inv, sc)| {
-            let (inv_s, inv_y, inv_u, inv_z) = inv;
+            let (inv_s, inv_u) = inv;
             let (theta, rho, kappa, phi, sigma) = sc;
             for (o, v) in inv_s.iter_mut().zip(s) {
                 *o = 1.0 / v;
             }
-            for (o, v) in inv_y.iter_mut().zip(y) {
-                *o = 1.0 / v;
-            }
             for (o, v) in inv_u.iter_mut().zip(u) {
-                *o = 1.0 / v;
-            }
-            for (o, v) in inv_z.iter_mut().zip(z) {
                 *o = 1.0 / v;
             }
             let (e0, nz_base) = (p.ex[k], p.nz[k]);
@@ -735,7 +768,8 @@ impl<'a> DsxIpm<'a> {
             }
         });
         let view = self.sc.view();
-        let info = self.sys.factor(&view)?;
+        let sys = &mut self.sys;
+        let info = self.exec.install(|| sys.factor(&view))?;
         // A factorisation without regularised or clamped pivots is trusted for the early,
         // loose solves; otherwise (and once the residuals are small) the first solve is checked.
         self.clean_factor = info.regularized_pivots == 0 && info.clamped_diagonals == 0;
@@ -756,12 +790,13 @@ impl<'a> DsxIpm<'a> {
             // the right-hand side becomes the solution in place (`newton_rhs` rewrites every
             // entry of `rhs` before the next solve)
             std::mem::swap(out, &mut self.rhs);
-            self.sys.solve_in_place(out)?;
+            let sys = &mut self.sys;
+            self.exec.install(|| sys.solve_in_place(out))?;
         } else {
-            let view = self.sc.view();
+            let (view, rhs, sys) = (self.sc.view(), &self.rhs, &mut self.sys);
             let info = self
-                .sys
-                .solve_refined(&view, &self.rhs, out, tol, MAX_PCG)?;
+                .exec
+                .install(|| sys.solve_refined(&view, rhs, out, tol, MAX_PCG))?;
             // later solves with this factorisation skip the check when the direct solve was
             // accurate, or when PCG stagnated short of `tol` (it cannot do better with this
             // factorisation, and each stalled iteration costs two products and a solve)
@@ -779,15 +814,23 @@ impl<'a> DsxIpm<'a> {
         which_aff: bool,
         tol: f64,
     ) -> Result<(f64, f64, [f64; 2])> {
-        self.newton_rhs::<AFF>();
+        if self.rp_zero {
+            self.newton_rhs::<AFF, true>();
+        } else {
+            self.newton_rhs::<AFF, false>();
+        }
         let mut d = if which_aff {
             std::mem::replace(&mut self.aff, Dir::new(0, 0, 0))
         } else {
             std::mem::replace(&mut self.dir, Dir::new(0, 0, 0))
         };
-        let r = self
-            .solve_h(&mut d.u, tol)
-            .map(|()| self.recover::<AFF>(&mut d));
+        let r = self.solve_h(&mut d.u, tol).map(|()| {
+            if self.rp_zero {
+                self.recover::<AFF, true>(&mut d)
+            } else {
+                self.recover::<AFF, false>(&mut d)
+            }
+        });
         if which_aff {
             self.aff = d;
         } else {
@@ -799,7 +842,7 @@ impl<'a> DsxIpm<'a> {
     /// `rhs = Gᵀq + e − r_d` with `q = (r_s − y∘r_p)/s` (module docs), fused into one pass over
     /// the examples (`G`'s structure as in [`DsxSystem::rows_apply_transpose`], DSX eq. (4)),
     /// block by block; the `(w, b)` part is summed per block, then over the blocks in order.
-    fn newton_rhs<const AFF: bool>(&mut self) {
+    fn newton_rhs<const AFF: bool, const RP0: bool>(&mut self) {
         let lp = self.lp;
         let (n, c, t0) = (self.n, self.c_box, self.t0());
         let p = self.parts;
@@ -848,12 +891,12 @@ impl<'a> DsxIpm<'a> {
                 let out = &mut out[vr];
                 // q = (r_s − y∘r_p)/s and r_t/u; for the predictor (`AFF`: r_s = −s∘y,
                 // r_t = −u∘z) in closed form, without the stored right-hand sides
-                let qrow = |t: usize| {
-                    if AFF {
-                        -y[t] * (1.0 + rp[t] * is[t])
-                    } else {
-                        (rs[t] - y[t] * rp[t]) * is[t]
-                    }
+                // (`RP0`: r_p is at rounding level and taken as zero, without reading it)
+                let qrow = |t: usize| match (AFF, RP0) {
+                    (true, true) => -y[t],
+                    (true, false) => -y[t] * (1.0 + rp[t] * is[t]),
+                    (false, true) => rs[t] * is[t],
+                    (false, false) => (rs[t] - y[t] * rp[t]) * is[t],
                 };
                 let rtu = |t: usize| if AFF { -zt[t] } else { rt[t] * iu[t] };
                 let qa = qrow(0);
@@ -903,21 +946,17 @@ impl<'a> DsxIpm<'a> {
     /// Recovers `Δs = GΔu + r_p`, `Δy = (r_s − y∘Δs)/s`, the bound-dual steps, and the largest
     /// primal and dual step lengths (before `η`), in one pass over the examples (block by
     /// block; the step lengths are maxima, exact in any order).
-    fn recover<const AFF: bool>(&self, d: &mut Dir) -> (f64, f64, [f64; 2]) {
+    fn recover<const AFF: bool, const RP0: bool>(&self, d: &mut Dir) -> (f64, f64, [f64; 2]) {
         let lp = self.lp;
         let (n, c, t0) = (self.n, self.c_box, self.t0());
         let p = self.parts;
         let (rs, y) = (parts(&self.rs, &p.rows), parts(&self.y, &p.rows));
         let (rp, is) = (parts(&self.rp, &p.rows), parts(&self.inv_s, &p.rows));
-        let iy = parts(&self.inv_y, &p.rows);
         let (rt, z) = (
             parts(&self.rt[t0..], &p.tail),
             parts(&self.z[t0..], &p.tail),
         );
-        let (iu, iz) = (
-            parts(&self.inv_u[t0..], &p.tail),
-            parts(&self.inv_z[t0..], &p.tail),
-        );
+        let iu = parts(&self.inv_u[t0..], &p.tail);
         let Dir {
             u: du,
             s: ds,
@@ -945,8 +984,8 @@ impl<'a> DsxIpm<'a> {
         let work = jobs(|k| {
             (
                 k,
-                (rs[k], y[k], rp[k], is[k], iy[k]),
-                (rt[k], z[k], iu[k], iz[k], du_t[k]),
+                (rs[k], y[k], rp[k], is[k]),
+                (rt[k], z[k], iu[k], du_t[k]),
                 (
                     std::mem::take(&mut ds[k]),
                     std::mem::take(&mut dy[k]),
@@ -956,8 +995,8 @@ impl<'a> DsxIpm<'a> {
             )
         });
         self.exec.run(work, |(k, rows, tail, outs, slot)| {
-            let (rs, y, rp, is, iy) = rows;
-            let (rt, z, iu, iz, du) = tail;
+            let (rs, y, rp, is) = rows;
+            let (rt, z, iu, du) = tail;
             let (ds, dy, dz) = outs;
             let e0 = p.ex[k];
             let (mut pm, mut dm) = (0.0f64, 0.0f64);
@@ -986,14 +1025,9 @@ impl<'a> DsxIpm<'a> {
                 // this example's rows (a_i, then b_ij) and tail variables (α_i, λ_i, ξ_i)
                 let rr = r0..r0 + kk + 1;
                 let vr = a0..a0 + kk + 2;
-                let (y, rp, is, iy) = (
-                    &y[rr.clone()],
-                    &rp[rr.clone()],
-                    &is[rr.clone()],
-                    &iy[rr.clone()],
-                );
+                let (y, rp, is) = (&y[rr.clone()], &rp[rr.clone()], &is[rr.clone()]);
                 let (ds, dy) = (&mut ds[rr.clone()], &mut dy[rr]);
-                let (z, iu, iz) = (&z[vr.clone()], &iu[vr.clone()], &iz[vr.clone()]);
+                let (z, iu) = (&z[vr.clone()], &iu[vr.clone()]);
                 let du = &du[vr.clone()];
                 let dz = &mut dz[vr];
                 let (dl, dx) = (du[kk], du[kk + 1]);
@@ -1002,7 +1036,8 @@ impl<'a> DsxIpm<'a> {
                     // every feature in the support (j = t): data-parallel loops, then reductions
                     let (ds_b, dy_b) = (&mut ds[1..], &mut dy[1..]);
                     for (t, (sb, yb)) in ds_b.iter_mut().zip(dy_b.iter_mut()).enumerate() {
-                        let s_new = yx[t] * du_w[t] - lp.v[t] * dl + du[t] + rp[t + 1];
+                        let rpt = if RP0 { 0.0 } else { rp[t + 1] };
+                        let s_new = yx[t] * du_w[t] - lp.v[t] * dl + du[t] + rpt;
                         *sb = s_new;
                         *yb = dyv(r0 + t + 1, s_new);
                     }
@@ -1016,14 +1051,15 @@ impl<'a> DsxIpm<'a> {
                     act -= sum(&du[..kk]);
                     pm = mx(pm, max_neg_ratio(&ds[1..], &is[1..]));
                     pm = mx(pm, max_neg_ratio(&du[..kk], &iu[..kk]));
-                    dm = mx(dm, max_neg_ratio(&dy[1..], &iy[1..]));
-                    dm = mx(dm, max_neg_ratio(&dz[..kk], &iz[..kk]));
+                    dm = mx(dm, max_neg_ratio_div(&dy[1..], &y[1..]));
+                    dm = mx(dm, max_neg_ratio_div(&dz[..kk], &z[..kk]));
                 } else {
                     for t in 0..kk {
                         let j = cols[t];
                         let da = du[t];
                         act -= da;
-                        let sb = yx[t] * du_w[j] - lp.v[j] * dl + da + rp[t + 1];
+                        let rpt = if RP0 { 0.0 } else { rp[t + 1] };
+                        let sb = yx[t] * du_w[j] - lp.v[j] * dl + da + rpt;
                         let yb = dyv(r0 + t + 1, sb);
                         let zb = dzv(a0 + t, da);
                         if AFF {
@@ -1034,10 +1070,10 @@ impl<'a> DsxIpm<'a> {
                         dy[t + 1] = yb;
                         dz[t] = zb;
                         pm = mx(mx(pm, -sb * is[t + 1]), -da * iu[t]);
-                        dm = mx(mx(dm, -yb * iy[t + 1]), -zb * iz[t]);
+                        dm = mx_ratio(mx_ratio(dm, yb, y[t + 1]), zb, z[t]);
                     }
                 }
-                let sa = act + rp[0];
+                let sa = act + if RP0 { 0.0 } else { rp[0] };
                 let ya = dyv(r0, sa);
                 ds[0] = sa;
                 dy[0] = ya;
@@ -1050,7 +1086,7 @@ impl<'a> DsxIpm<'a> {
                 dz[kk] = zl;
                 dz[kk + 1] = zx;
                 pm = mx(mx(mx(pm, -sa * is[0]), -dl * iu[kk]), -dx * iu[kk + 1]);
-                dm = mx(mx(mx(dm, -ya * iy[0]), -zl * iz[kk]), -zx * iz[kk + 1]);
+                dm = mx_ratio(mx_ratio(mx_ratio(dm, ya, y[0]), zl, z[kk]), zx, z[kk + 1]);
             }
             slot[0] = [pm, dm, s1, s2];
         });
@@ -1320,6 +1356,7 @@ impl<'a> DsxIpm<'a> {
         loop {
             let ((pobj, dobj, pres, dres, gap), comp) = self.residuals();
             let mu = (comp + self.box_complementarity(None)) / npairs;
+            self.rp_zero = pres <= PRIMAL_ROUNDING;
             last = (pobj, dobj, pres, dres, gap);
             let info = IterationInfo {
                 iter,

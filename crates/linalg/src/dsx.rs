@@ -774,7 +774,8 @@ impl DsxSystem {
     /// (`ScatterPlan::split`) into two sets of disjoint columns of `S`, and the work is
     /// pipelined per chunk: while the second thread updates its bands with chunk `c`, the
     /// first runs the per-example pass of chunk `c + 1` into the other store, then updates its
-    /// bands with chunk `c` (one scoped thread per chunk, no other synchronisation). The split
+    /// bands with chunk `c` (one `rayon::join` per chunk on rayon's workers, no other
+    /// synchronisation). The split
     /// gives the first thread `(updates − SCATTER_PASS_COST · nnz)/2` entry updates.
     ///
     /// Measured (2-core Sapphire Rapids VM, 2 MiB L2/core, noisy host), 10000×784 CSR at 19 %
@@ -861,16 +862,19 @@ impl DsxSystem {
             let (s_a, s_b) = (&mut *s_a, &mut *s_b);
             let (cur_a, cur_b) = (&mut cur0[..i1 - i0], &mut cur1[..i1 - i0]);
             let shr = &sh;
-            let next = std::thread::scope(|scope| {
-                scope.spawn(move || update_bands(shr, i0, i1, g1c, g2c, bands_b, s_b, cur_b));
-                let next = if c + 1 < nch {
-                    pass.run(i1, chunks[c + 2], g1n, g2n)
-                } else {
-                    Ok(())
-                };
-                update_bands(shr, i0, i1, g1c, g2c, bands_a, s_a, cur_a);
-                next
-            });
+            // rayon's workers, not a new OS thread per chunk (≈ 20 chunks per factorisation)
+            let ((), next) = rayon::join(
+                move || update_bands(shr, i0, i1, g1c, g2c, bands_b, s_b, cur_b),
+                || {
+                    let next = if c + 1 < nch {
+                        pass.run(i1, chunks[c + 2], g1n, g2n)
+                    } else {
+                        Ok(())
+                    };
+                    update_bands(shr, i0, i1, g1c, g2c, bands_a, s_a, cur_a);
+                    next
+                },
+            );
             next?;
         }
         Ok(())
