@@ -1054,23 +1054,27 @@ impl<'a> DsxIpm<'a> {
                     dm = mx(dm, max_neg_ratio_div(&dy[1..], &y[1..]));
                     dm = mx(dm, max_neg_ratio_div(&dz[..kk], &z[..kk]));
                 } else {
+                    // (the sums and one of the maxima in separate vectorised passes over the
+                    // example's entries, hot in L1: single accumulators are latency-bound chains)
+                    let mut pa = 0.0f64;
                     for t in 0..kk {
                         let j = cols[t];
                         let da = du[t];
-                        act -= da;
                         let rpt = if RP0 { 0.0 } else { rp[t + 1] };
                         let sb = yx[t] * du_w[j] - lp.v[j] * dl + da + rpt;
                         let yb = dyv(r0 + t + 1, sb);
                         let zb = dzv(a0 + t, da);
-                        if AFF {
-                            s1 += y[t + 1] * sb + z[t] * da;
-                            s2 += sb * yb + da * zb;
-                        }
                         ds[t + 1] = sb;
                         dy[t + 1] = yb;
                         dz[t] = zb;
-                        pm = mx(mx(pm, -sb * is[t + 1]), -da * iu[t]);
+                        pa = mx(pa, -sb * is[t + 1]);
                         dm = mx_ratio(mx_ratio(dm, yb, y[t + 1]), zb, z[t]);
+                    }
+                    act -= sum(&du[..kk]);
+                    pm = mx(mx(pm, pa), max_neg_ratio(&du[..kk], &iu[..kk]));
+                    if AFF {
+                        s1 += dot(&y[1..], &ds[1..]) + dot(&z[..kk], &du[..kk]);
+                        s2 += dot(&ds[1..], &dy[1..]) + dot(&du[..kk], &dz[..kk]);
                     }
                 }
                 let sa = act + if RP0 { 0.0 } else { rp[0] };

@@ -1107,7 +1107,22 @@ impl DsxSystem {
                 rm += ya;
             }
         } else {
-            for a in 0..k {
+            // four independent accumulators: the sums are latency-bound chains otherwise
+            let c4 = k / 4 * 4;
+            let (mut l4, mut m4) = ([0.0f64; 4], [0.0f64; 4]);
+            let mut a = 0;
+            while a < c4 {
+                for l in 0..4 {
+                    let ya = ua[a + l] * inv_delta[a + l];
+                    ua[a + l] = ya;
+                    l4[l] += phi[a + l] * v[cols.at(a + l)] * ya;
+                    m4[l] += ya;
+                }
+                a += 4;
+            }
+            rl += (l4[0] + l4[1]) + (l4[2] + l4[3]);
+            rm += (m4[0] + m4[1]) + (m4[2] + m4[3]);
+            for a in c4..k {
                 let ya = ua[a] * inv_delta[a];
                 ua[a] = ya;
                 rl += phi[a] * v[cols.at(a)] * ya;
@@ -1120,7 +1135,7 @@ impl DsxSystem {
         let xl = e.p11 * rl - e.p12 * rm;
         let xm = -e.p12 * rl - e.p22 * rm;
         // backward: x_d = y_d − A_d⁻¹ B x_c
-        let mut sum_a = 0.0;
+        let mut sum_a: f64;
         if C::CONTIGUOUS {
             let (c4, vv) = (k / 4 * 4, &v[..k]);
             let mut s4 = [0.0f64; 4];
@@ -1141,7 +1156,19 @@ impl DsxSystem {
                 sum_a += ua[a];
             }
         } else {
-            for a in 0..k {
+            let c4 = k / 4 * 4;
+            let mut s4 = [0.0f64; 4];
+            let mut a = 0;
+            while a < c4 {
+                for l in 0..4 {
+                    let t = a + l;
+                    ua[t] += (phi[t] * v[cols.at(t)] * xl + xm) * inv_delta[t];
+                    s4[l] += ua[t];
+                }
+                a += 4;
+            }
+            sum_a = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+            for a in c4..k {
                 ua[a] += (phi[a] * v[cols.at(a)] * xl + xm) * inv_delta[a];
                 sum_a += ua[a];
             }
@@ -1240,8 +1267,21 @@ impl DsxSystem {
             let yi = self.y[i];
             let x = &self.x[r.clone()];
             let phi = &self.phi[r.clone()];
-            let mut lam = 0.0;
-            for a in 0..k {
+            // four accumulators (a single sum is a latency-bound chain)
+            let c4 = k / 4 * 4;
+            let mut l4 = [0.0f64; 4];
+            let mut a = 0;
+            while a < c4 {
+                for (l, acc) in l4.iter_mut().enumerate() {
+                    let j = cols.at(a + l);
+                    let dw = phi[a + l] * yi * x[a + l] * rb[j];
+                    u[a + l] -= dw;
+                    *acc += self.v[j] * dw;
+                }
+                a += 4;
+            }
+            let mut lam = (l4[0] + l4[1]) + (l4[2] + l4[3]);
+            for a in c4..k {
                 let j = cols.at(a);
                 let dw = phi[a] * yi * x[a] * rb[j];
                 u[a] -= dw;
