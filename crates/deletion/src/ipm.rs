@@ -797,11 +797,11 @@ impl<'a> DsxIpm<'a> {
             let info = self
                 .exec
                 .install(|| sys.solve_refined(&view, rhs, out, tol, MAX_PCG))?;
-            // later solves with this factorisation skip the check when the direct solve was
-            // accurate, or when PCG stagnated short of `tol` (it cannot do better with this
-            // factorisation, and each stalled iteration costs two products and a solve)
-            self.checked_solve = (info.iterations == 0 && info.relative_residual <= 0.01 * tol)
-                || (info.iterations < MAX_PCG && info.relative_residual > tol);
+            // later solves with this factorisation skip the check only when the direct solve was
+            // accurate. (Skipping it also after a stagnated PCG saved its products at MNIST
+            // scale but let the dual residual of sparse 3000 × 300 at 50 % grow from 1e-9 to
+            // 4e-6 at the optimum: 117 iterations and a fallback instead of 48.)
+            self.checked_solve = info.iterations == 0 && info.relative_residual <= 0.01 * tol;
         }
         self.solve_seconds += t.elapsed().as_secs_f64();
         Ok(())
