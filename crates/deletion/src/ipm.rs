@@ -1044,18 +1044,10 @@ impl<'a> DsxIpm<'a> {
                     for (t, (dzb, &da)) in dz[..kk].iter_mut().zip(&du[..kk]).enumerate() {
                         *dzb = dzv(a0 + t, da);
                     }
-                    if AFF {
-                        s1 += dot(&y[1..], &ds[1..]) + dot(&z[..kk], &du[..kk]);
-                        s2 += dot(&ds[1..], &dy[1..]) + dot(&du[..kk], &dz[..kk]);
-                    }
-                    act -= sum(&du[..kk]);
                     pm = mx(pm, max_neg_ratio(&ds[1..], &is[1..]));
-                    pm = mx(pm, max_neg_ratio(&du[..kk], &iu[..kk]));
                     dm = mx(dm, max_neg_ratio_div(&dy[1..], &y[1..]));
                     dm = mx(dm, max_neg_ratio_div(&dz[..kk], &z[..kk]));
                 } else {
-                    // (the sums and one of the maxima in separate vectorised passes over the
-                    // example's entries, hot in L1: single accumulators are latency-bound chains)
                     let mut pa = 0.0f64;
                     for t in 0..kk {
                         let j = cols[t];
@@ -1070,12 +1062,15 @@ impl<'a> DsxIpm<'a> {
                         pa = mx(pa, -sb * is[t + 1]);
                         dm = mx_ratio(mx_ratio(dm, yb, y[t + 1]), zb, z[t]);
                     }
-                    act -= sum(&du[..kk]);
-                    pm = mx(mx(pm, pa), max_neg_ratio(&du[..kk], &iu[..kk]));
-                    if AFF {
-                        s1 += dot(&y[1..], &ds[1..]) + dot(&z[..kk], &du[..kk]);
-                        s2 += dot(&ds[1..], &dy[1..]) + dot(&du[..kk], &dz[..kk]);
-                    }
+                    pm = mx(pm, pa);
+                }
+                // the sums and the α maximum in vectorised passes over the example's entries, hot
+                // in L1 (single accumulators in the loops above are latency-bound chains)
+                act -= sum(&du[..kk]);
+                pm = mx(pm, max_neg_ratio(&du[..kk], &iu[..kk]));
+                if AFF {
+                    s1 += dot(&y[1..], &ds[1..]) + dot(&z[..kk], &du[..kk]);
+                    s2 += dot(&ds[1..], &dy[1..]) + dot(&du[..kk], &dz[..kk]);
                 }
                 let sa = act + if RP0 { 0.0 } else { rp[0] };
                 let ya = dyv(r0, sa);
