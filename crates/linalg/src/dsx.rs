@@ -2151,14 +2151,57 @@ fn update_bands(
     if bands.len() < 2 {
         return;
     }
-    if sh.dense {
-        update_bands_cols(sh, i0, i1, g1, g2, bands, s, cur, |_| Ident);
-    } else {
-        let (indptr, indices) = (sh.indptr, sh.indices);
-        update_bands_cols(sh, i0, i1, g1, g2, bands, s, cur, |i| {
-            &indices[indptr[i]..indptr[i + 1]]
-        });
+    // compiled for the best instruction set of the CPU (FMA where available; `mul_add` is
+    // exactly rounded on every path, so the bits do not depend on it)
+    pulp::Arch::new().dispatch(UpdateBands {
+        sh,
+        i0,
+        i1,
+        g1,
+        g2,
+        bands,
+        s,
+        cur,
+    });
+}
+
+/// [`update_bands`] as a [`pulp::WithSimd`] operation: its body is inlined into each
+/// instruction-set variant (a plain closure would not be, and its `mul_add`s would become
+/// calls to the software `fma`).
+struct UpdateBands<'a, 'b> {
+    sh: &'a Shared<'b>,
+    i0: usize,
+    i1: usize,
+    g1: &'a [f64],
+    g2: &'a [f64],
+    bands: &'a [usize],
+    s: &'a mut [f64],
+    cur: &'a mut [usize],
+}
+
+impl pulp::WithSimd for UpdateBands<'_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        let (sh, i0, i1) = (self.sh, self.i0, self.i1);
+        let (g1, g2, bands, s, cur) = (self.g1, self.g2, self.bands, self.s, self.cur);
+        if sh.dense {
+            update_bands_cols(sh, i0, i1, g1, g2, bands, s, cur, |_| Ident);
+        } else {
+            let (indptr, indices) = (sh.indptr, sh.indices);
+            update_bands_cols(sh, i0, i1, g1, g2, bands, s, cur, |i| {
+                &indices[indptr[i]..indptr[i + 1]]
+            });
+        }
     }
+}
+
+/// One entry of an example's rank-two update of `S_ww`, `s + c2·h2 − c1·h1` (DSX eqs.
+/// (19)–(21), pass 2 of [`factor_example`]), as two fused multiply-adds: `(s − c1·h1) + c2·h2`.
+#[inline(always)]
+fn rank2(s: f64, c1: f64, c2: f64, h1: f64, h2: f64) -> f64 {
+    c2.mul_add(h2, (-c1).mul_add(h1, s))
 }
 
 #[inline(always)]
@@ -2246,25 +2289,25 @@ fn scatter_columns<C: Cols>(
         for q in 0..4 {
             let (h1, h2) = (c1[q], c2[q]);
             let jr = j[q];
-            col_a[jr] += c2[0] * h2 - c1[0] * h1;
+            col_a[jr] = rank2(col_a[jr], c1[0], c2[0], h1, h2);
             if q >= 1 {
-                col_b[jr] += c2[1] * h2 - c1[1] * h1;
+                col_b[jr] = rank2(col_b[jr], c1[1], c2[1], h1, h2);
             }
             if q >= 2 {
-                col_c[jr] += c2[2] * h2 - c1[2] * h1;
+                col_c[jr] = rank2(col_c[jr], c1[2], c2[2], h1, h2);
             }
             if q == 3 {
-                col_d[jr] += c2[3] * h2 - c1[3] * h1;
+                col_d[jr] = rank2(col_d[jr], c1[3], c2[3], h1, h2);
             }
         }
         for (jr, (&h1, &h2)) in cols
             .range_iter(a + 4, k)
             .zip(g1[a + 4..].iter().zip(&g2[a + 4..]))
         {
-            col_a[jr] += c2[0] * h2 - c1[0] * h1;
-            col_b[jr] += c2[1] * h2 - c1[1] * h1;
-            col_c[jr] += c2[2] * h2 - c1[2] * h1;
-            col_d[jr] += c2[3] * h2 - c1[3] * h1;
+            col_a[jr] = rank2(col_a[jr], c1[0], c2[0], h1, h2);
+            col_b[jr] = rank2(col_b[jr], c1[1], c2[1], h1, h2);
+            col_c[jr] = rank2(col_c[jr], c1[2], c2[2], h1, h2);
+            col_d[jr] = rank2(col_d[jr], c1[3], c2[3], h1, h2);
         }
         a += 4;
     }
@@ -2274,13 +2317,13 @@ fn scatter_columns<C: Cols>(
         let (left, right) = s.split_at_mut(jb * n1);
         let col_a = &mut left[ja * n1..ja * n1 + n];
         let col_b = &mut right[..n];
-        col_a[cols.at(a)] += c2a * g2[a] - c1a * g1[a];
+        col_a[cols.at(a)] = rank2(col_a[cols.at(a)], c1a, c2a, g1[a], g2[a]);
         for (jr, (&h1, &h2)) in cols
             .range_iter(a + 1, k)
             .zip(g1[a + 1..].iter().zip(&g2[a + 1..]))
         {
-            col_a[jr] += c2a * h2 - c1a * h1;
-            col_b[jr] += c2b * h2 - c1b * h1;
+            col_a[jr] = rank2(col_a[jr], c1a, c2a, h1, h2);
+            col_b[jr] = rank2(col_b[jr], c1b, c2b, h1, h2);
         }
         a += 2;
     }
@@ -2289,7 +2332,7 @@ fn scatter_columns<C: Cols>(
         let (c1a, c2a) = (g1[a], g2[a]);
         let col_a = &mut s[ja * n1..ja * n1 + n];
         for (jr, (&h1, &h2)) in cols.range_iter(a, k).zip(g1[a..].iter().zip(&g2[a..])) {
-            col_a[jr] += c2a * h2 - c1a * h1;
+            col_a[jr] = rank2(col_a[jr], c1a, c2a, h1, h2);
         }
     }
 }
@@ -2385,19 +2428,20 @@ mod tests {
             let (left, right) = s_mat.split_at_mut(jb * n1);
             let col_a = &mut left[ja * n1..ja * n1 + n];
             let col_b = &mut right[..n];
-            col_a[ja] += c2a * g2[a] - c1a * g1[a];
+            col_a[ja] = rank2(col_a[ja], c1a, c2a, g1[a], g2[a]);
             for (jr, (&h1, &h2)) in cols
                 .range_iter(a + 1, k)
                 .zip(g1[a + 1..].iter().zip(&g2[a + 1..]))
             {
-                col_a[jr] += c2a * h2 - c1a * h1;
-                col_b[jr] += c2b * h2 - c1b * h1;
+                col_a[jr] = rank2(col_a[jr], c1a, c2a, h1, h2);
+                col_b[jr] = rank2(col_b[jr], c1b, c2b, h1, h2);
             }
             a += 2;
         }
         if a < k {
             let ja = cols.at(a);
-            s_mat[ja * n1 + ja] += g2[a] * g2[a] - g1[a] * g1[a];
+            let d = &mut s_mat[ja * n1 + ja];
+            *d = rank2(*d, g1[a], g2[a], g1[a], g2[a]);
         }
     }
 
