@@ -32,7 +32,9 @@
 //! each solve is refined by preconditioned CG against the exact operator
 //! ([`DsxSystem::solve_refined`]) when the direct solve is not accurate enough.
 //!
-//! Predictor `σ = 0`; corrector `σ = (μ_aff/μ)³` with Mehrotra's second-order term, then up to
+//! Predictor `σ = 0`; corrector `σ = (μ_aff/μ)⁶` while both residuals are below the gap,
+//! Mehrotra's `(μ_aff/μ)³` otherwise ([`SIGMA_POWER`]: the cube alone is too cautious on this
+//! degenerate LP), with Mehrotra's second-order term, then up to
 //! two of Gondzio's multiple centrality correctors after a short step (kept only when they
 //! lengthen it);
 //! separate primal and dual step lengths `min(1, η α_max)`, `η = 0.99`. Starting point: `w = 0`,
@@ -67,6 +69,26 @@ use crate::layout::Lp4;
 
 /// Step-length factor `η` (fraction of the distance to the boundary).
 const ETA: f64 = 0.99;
+/// Centring exponent: `σ = (μ_aff/μ)^SIGMA_POWER` while the primal and dual residuals are
+/// both below the gap, Mehrotra's [`MEHROTRA_POWER`] otherwise. On LP (4) the affine step stays
+/// short to the end (`μ_aff/μ ≈ 0.7–0.9`: many complementarity pairs are not strictly
+/// complementary at the optimum — examples on the hinge, zero α with a zero dual), so the cube
+/// keeps `σ ≈ 0.5` and `μ` falls by about a fifth per iteration.
+///
+/// Iterations of the `lp_bench` cases (MNIST-like 2000 × 784 and 10000 × 784, dense
+/// 1000 × 100 and 3000 × 50, sparse 5000 × 500 at 10 %, 3000 × 300 at 50 %, 2000 × 1000 at
+/// 5 %, dense 400 × 300) with one exponent throughout: 3: 53 64 28 25 46 49 34 95 (total 394);
+/// 5: 48 52 27 24 44 46 37 89 (367); 6: 46 47 27 32 43 43 33 86 (357); 8: 44 44 25 33 42 38
+/// 33 91 (350); from 9 on `μ` outruns the solves' accuracy on MNIST-like 10000 × 784 (its dual
+/// residual grows at the optimum and the fit ends in the fallback, 138 iterations in all).
+/// A 6 throughout also did worse on the `stress` sweep (321 fallbacks instead of 304, 6 fits
+/// at tolerance 1e-6 off the closed form instead of 3) — on those small degenerate fits the
+/// dual residual lags, and pushing `μ` down then costs the solves their accuracy. Hence the
+/// guard: with 6 only while `max(r_p, r_d) ≤ gap`: 43 43 24 30 45 43 32 92 (total 352); with 6
+/// only while `r_d ≤ tol`: 43 43 24 30 52 43 32 94 (361).
+const SIGMA_POWER: i32 = 6;
+/// Mehrotra's centring exponent, used while an infeasibility exceeds the gap.
+const MEHROTRA_POWER: i32 = 3;
 /// Gondzio correctors: trial step increase `δ`, target box `[β_min, β_max]·σμ`, and the least
 /// gain in `α_P + α_D` for a corrector to be kept.
 const GONDZIO_DELTA: f64 = 0.2;
@@ -82,7 +104,9 @@ const MAX_CORRECTORS: usize = 2;
 /// 10000 × 784 at 19 % (two threads, constant start): no correctors 79 iterations in 19.0 s;
 /// up to two after every step 61 in 18.5 s; up to two after steps below 0.2 / 0.35 / 0.5:
 /// 56 / 61 / 61 iterations in – / 16.7 / 18.4 s (one after steps below 0.2: 72 in 18.5 s).
-/// 2000 × 784: 59 iterations in 3.18 s without, 54 in 3.22 s with the 0.35 trigger.
+/// 2000 × 784: 59 iterations in 3.18 s without, 54 in 3.22 s with the 0.35 trigger. (These
+/// figures predate [`SIGMA_POWER`] 6; with it, triggers 0.25 / 0.35 / 0.5 gave 378 / 357 / 355
+/// iterations over the eight `lp_bench` cases listed there.)
 const GONDZIO_TRIGGER: f64 = 0.35;
 /// Whether Gondzio correctors pay off. Each costs one more solve plus one right-hand-side and
 /// one recovery pass over the examples and, tried only after short steps
@@ -1445,7 +1469,14 @@ impl<'a> DsxIpm<'a> {
             let rows_tail = comp + ap * ys - ad * (comp + ys) + ap * ad * dsdy;
             let box_aff = self.box_complementarity(Some((&self.aff, ap, ad)));
             let mu_aff = (rows_tail + box_aff) / npairs;
-            sigma = (mu_aff / mu).clamp(0.0, 1.0).powi(3);
+            // the aggressive exponent only while both infeasibilities are below the gap (see
+            // `SIGMA_POWER`)
+            let power = if pres.max(dres) <= gap {
+                SIGMA_POWER
+            } else {
+                MEHROTRA_POWER
+            };
+            sigma = (mu_aff / mu).clamp(0.0, 1.0).powi(power);
             let target = sigma * mu;
             // corrector: σμ − x∘z − Δx_aff∘Δz_aff
             let second_order =
