@@ -2258,8 +2258,8 @@ fn update_bands_cols<'c, C: Cols + 'c>(
 }
 
 /// `S[S_i[r], S_i[a]] += g2[a] g2[r] − g1[a] g1[r]` for `a ∈ a0..a1`, `r ≥ a` (`s` starts at
-/// column `c_base`, columns of length `n1`). Two columns per sweep: each loaded
-/// (index, g1, g2) triple feeds 4 multiply-adds.
+/// column `c_base`, columns of length `n1`). Four columns per sweep (then two, then one): each
+/// loaded (index, g1, g2) triple feeds eight fused multiply-adds ([`rank2`]).
 #[inline(always)]
 fn scatter_columns<C: Cols>(
     cols: C,
