@@ -9,6 +9,10 @@ use rand_chacha::ChaCha8Rng;
 use std::hint::black_box;
 use std::time::Duration;
 
+#[path = "support/scalings.rs"]
+mod scalings;
+use scalings::RandomScalings;
+
 struct Inst {
     m: usize,
     n: usize,
@@ -18,12 +22,7 @@ struct Inst {
     values: Vec<f64>,
     y: Vec<f64>,
     v: Vec<f64>,
-    theta: Vec<f64>,
-    phi: Vec<f64>,
-    w_diag: Vec<f64>,
-    sigma: Vec<f64>,
-    rho: Vec<f64>,
-    kappa: Vec<f64>,
+    sc: RandomScalings,
 }
 
 /// `density = 1` gives dense rows (every feature in the support).
@@ -45,17 +44,7 @@ fn instance(m: usize, n: usize, density: f64, seed: u64) -> Inst {
         indptr.push(indices.len());
     }
     let nnz = indices.len();
-    let mut pos = |k: usize| -> Vec<f64> {
-        (0..k)
-            .map(|_| 10f64.powf(rng.random_range(-2.0..2.0)))
-            .collect()
-    };
-    let theta = pos(m);
-    let phi = pos(nnz);
-    let w_diag = pos(n);
-    let sigma = pos(nnz);
-    let rho = pos(m);
-    let kappa = pos(m);
+    let sc = RandomScalings::draw(&mut rng, m, n, nnz);
     let y = (0..m)
         .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
         .collect();
@@ -69,12 +58,7 @@ fn instance(m: usize, n: usize, density: f64, seed: u64) -> Inst {
         values,
         y,
         v,
-        theta,
-        phi,
-        w_diag,
-        sigma,
-        rho,
-        kappa,
+        sc,
     }
 }
 
@@ -97,21 +81,13 @@ impl Inst {
     }
 
     fn scalings(&self) -> DsxScalings<'_> {
-        DsxScalings {
-            theta: &self.theta,
-            phi: &self.phi,
-            w_diag: &self.w_diag,
-            b_diag: 0.0,
-            sigma: &self.sigma,
-            rho: &self.rho,
-            kappa: &self.kappa,
-        }
+        self.sc.view(0.0)
     }
 
     /// `X` (column-major, zero-filled) and `D X` for the GEMM baseline.
     fn x_and_dx(&self) -> (Mat<f64>, Mat<f64>) {
         let x = Mat::from_fn(self.m, self.n, |i, j| self.dense[i * self.n + j]);
-        let dx = Mat::from_fn(self.m, self.n, |i, j| self.theta[i] * x[(i, j)]);
+        let dx = Mat::from_fn(self.m, self.n, |i, j| self.sc.theta[i] * x[(i, j)]);
         (x, dx)
     }
 }

@@ -10,6 +10,10 @@ use rand_chacha::ChaCha8Rng;
 use std::hint::black_box;
 use std::time::Instant;
 
+#[path = "support/scalings.rs"]
+mod scalings;
+use scalings::RandomScalings;
+
 fn secs(f: impl FnOnce()) -> f64 {
     let t = Instant::now();
     f();
@@ -32,13 +36,7 @@ fn case(m: usize, n: usize, density: f64, kernel: SchurKernel, par: Par, reps: u
         indptr.push(indices.len());
     }
     let nnz = indices.len();
-    let mut pos = |k: usize| -> Vec<f64> {
-        (0..k)
-            .map(|_| 10f64.powf(rng.random_range(-2.0..2.0)))
-            .collect()
-    };
-    let (theta, phi, w_diag, sigma, rho, kappa) =
-        (pos(m), pos(nnz), pos(n), pos(nnz), pos(m), pos(m));
+    let scalings = RandomScalings::draw(&mut rng, m, n, nnz);
     let y: Vec<f64> = (0..m)
         .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
         .collect();
@@ -60,19 +58,11 @@ fn case(m: usize, n: usize, density: f64, kernel: SchurKernel, par: Par, reps: u
         ..DsxSettings::default()
     };
     let mut sys = DsxSystem::try_new_with(rows, &y, &v, 1.0, settings).unwrap();
-    let sc = DsxScalings {
-        theta: &theta,
-        phi: &phi,
-        w_diag: &w_diag,
-        b_diag: 0.0,
-        sigma: &sigma,
-        rho: &rho,
-        kappa: &kappa,
-    };
+    let sc = scalings.view(0.0);
     let rhs: Vec<f64> = (0..sys.len()).map(|i| ((i % 7) as f64) - 3.0).collect();
     let mut z = rhs.clone();
     let x = Mat::from_fn(m, n, |i, j| dense[i * n + j]);
-    let dx = Mat::from_fn(m, n, |i, j| theta[i] * x[(i, j)]);
+    let dx = Mat::from_fn(m, n, |i, j| scalings.theta[i] * x[(i, j)]);
     let mut c = Mat::<f64>::zeros(n, n);
     let (mut tg, mut tf, mut ts) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
     let mut flops = 0.0;

@@ -11,6 +11,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
 
+#[path = "support/scalings.rs"]
+mod scalings;
+use scalings::RandomScalings;
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -36,13 +40,7 @@ fn main() {
         indptr.push(indices.len());
     }
     let nnz = indices.len();
-    let mut pos = |k: usize| -> Vec<f64> {
-        (0..k)
-            .map(|_| 10f64.powf(rng.random_range(-2.0..2.0)))
-            .collect()
-    };
-    let (theta, phi, w_diag, sigma, rho, kappa) =
-        (pos(m), pos(nnz), pos(n), pos(nnz), pos(m), pos(m));
+    let scalings = RandomScalings::draw(&mut rng, m, n, nnz);
     let y: Vec<f64> = (0..m)
         .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
         .collect();
@@ -53,15 +51,7 @@ fn main() {
         values: &values,
         n,
     };
-    let sc = DsxScalings {
-        theta: &theta,
-        phi: &phi,
-        w_diag: &w_diag,
-        b_diag: 0.0,
-        sigma: &sigma,
-        rho: &rho,
-        kappa: &kappa,
-    };
+    let sc = scalings.view(0.0);
     let mut systems: Vec<(&str, DsxSystem)> = [("Seq", Par::Seq), ("rayon(2)", Par::rayon(2))]
         .into_iter()
         .filter(|&(name, _)| match mode {

@@ -2410,6 +2410,11 @@ fn norm2(a: &[f64]) -> f64 {
     scale * s.sqrt()
 }
 
+/// Seeded scalings for the unit tests, shared with the benches.
+#[cfg(test)]
+#[path = "../benches/support/scalings.rs"]
+mod test_scalings;
+
 #[cfg(test)]
 mod tests {
     //! The blocked scatter kernel against a verbatim copy of the unblocked one (bit-exact).
@@ -2560,53 +2565,12 @@ mod tests {
         }
     }
 
-    /// Positive scalings spread over `1e-2 … 1e2` (seeded), `b_diag = 0.5`.
-    struct RandomScalings {
-        theta: Vec<f64>,
-        phi: Vec<f64>,
-        w_diag: Vec<f64>,
-        sigma: Vec<f64>,
-        rho: Vec<f64>,
-        kappa: Vec<f64>,
-    }
-
-    impl RandomScalings {
-        fn new(m: usize, n: usize, nnz: usize, seed: u64) -> Self {
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            let mut pos = |k: usize| -> Vec<f64> {
-                (0..k)
-                    .map(|_| 10f64.powf(rng.random_range(-2.0..2.0)))
-                    .collect()
-            };
-            let (theta, phi, w_diag, sigma, rho, kappa) =
-                (pos(m), pos(nnz), pos(n), pos(nnz), pos(m), pos(m));
-            Self {
-                theta,
-                phi,
-                w_diag,
-                sigma,
-                rho,
-                kappa,
-            }
-        }
-
-        fn view(&self) -> DsxScalings<'_> {
-            DsxScalings {
-                theta: &self.theta,
-                phi: &self.phi,
-                w_diag: &self.w_diag,
-                b_diag: 0.5,
-                sigma: &self.sigma,
-                rho: &self.rho,
-                kappa: &self.kappa,
-            }
-        }
-    }
+    use super::test_scalings::RandomScalings;
 
     fn check(m: usize, n: usize, density: f64, dense: bool, plan: Option<(usize, usize, f64)>) {
         let inst = Owned::random(m, n, density, dense, (m * 31 + n) as u64);
         let scalings = RandomScalings::new(m, n, inst.values.len(), 5);
-        let sc = scalings.view();
+        let sc = scalings.view(0.5);
         let y: Vec<f64> = (0..m)
             .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
             .collect();
@@ -2668,7 +2632,7 @@ mod tests {
         ] {
             let inst = Owned::random(m, n, density, dense, 7 + m as u64);
             let scalings = RandomScalings::new(m, n, inst.values.len(), 11);
-            let sc = scalings.view();
+            let sc = scalings.view(0.5);
             let y: Vec<f64> = (0..m)
                 .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
                 .collect();
