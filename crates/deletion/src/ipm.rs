@@ -494,39 +494,30 @@ const LANES: usize = 8;
 /// `v + α d ≥ 0` is `1 / max`. Vectorised (NaN entries are ignored; callers check finiteness).
 #[inline]
 fn max_neg_ratio(d: &[f64], inv: &[f64]) -> f64 {
-    let k = d.len() / LANES * LANES;
-    let mut acc = [0.0f64; LANES];
-    for (a, b) in d[..k].chunks_exact(LANES).zip(inv[..k].chunks_exact(LANES)) {
-        for l in 0..LANES {
-            let r = -a[l] * b[l];
-            acc[l] = if r > acc[l] { r } else { acc[l] };
-        }
-    }
-    let mut m = acc.iter().fold(0.0f64, |x, &y| if y > x { y } else { x });
-    for (a, b) in d[k..].iter().zip(&inv[k..]) {
-        let r = -a * b;
-        if r > m {
-            m = r;
-        }
-    }
-    m
+    max_ratio_by(d, inv, |a, b| -a * b)
 }
 
 /// `max(0, max_k (−d_k / v_k))` for `v > 0` (the dual ratio test without stored reciprocals),
 /// vectorised. NaN entries are ignored, as in [`max_neg_ratio`].
 #[inline]
 fn max_neg_ratio_div(d: &[f64], v: &[f64]) -> f64 {
+    max_ratio_by(d, v, |a, b| -a / b)
+}
+
+/// `max(0, max_k ratio(d_k, x_k))` in [`LANES`] independent lanes (NaN ratios are ignored).
+#[inline(always)]
+fn max_ratio_by(d: &[f64], x: &[f64], ratio: impl Fn(f64, f64) -> f64) -> f64 {
     let k = d.len() / LANES * LANES;
     let mut acc = [0.0f64; LANES];
-    for (a, b) in d[..k].chunks_exact(LANES).zip(v[..k].chunks_exact(LANES)) {
+    for (a, b) in d[..k].chunks_exact(LANES).zip(x[..k].chunks_exact(LANES)) {
         for l in 0..LANES {
-            let r = -a[l] / b[l];
+            let r = ratio(a[l], b[l]);
             acc[l] = if r > acc[l] { r } else { acc[l] };
         }
     }
     let mut m = acc.iter().fold(0.0f64, |x, &y| if y > x { y } else { x });
-    for (a, b) in d[k..].iter().zip(&v[k..]) {
-        let r = -a / b;
+    for (&a, &b) in d[k..].iter().zip(&x[k..]) {
+        let r = ratio(a, b);
         if r > m {
             m = r;
         }
