@@ -450,11 +450,12 @@ fn same_bits_for_any_thread_count() {
 }
 
 #[test]
-fn final_phase_breakdown_falls_back_early() {
-    // near-square dense data (the `lp_bench` generator, `dense-400x300`): the gap and the primal
-    // residual converge, then the dual residual grows as the normal equations become too
-    // ill-conditioned; the IPM must stop at once (not run to the iteration limit) and the
-    // fallback must answer with the same optimum
+fn near_square_dense_data_converges_in_the_structured_ipm() {
+    // near-square dense data (the `lp_bench` generator, `dense-400x300`): the dual residual of
+    // λ's column, whose terms are of the order of the number of features, used to stall on its
+    // rounding error near 1e-8, the IPM stopped ("dual residual diverging") and the fallback
+    // engine answered after 92 iterations in all. Measured relative to λ's column it converges
+    // in the structured IPM itself.
     let data = instance::instance(400, 300, 1.0, false, 2026);
     let (model, d) = DsxLpParams::new()
         .budget(10.0)
@@ -471,11 +472,10 @@ fn final_phase_breakdown_falls_back_early() {
         d.closed_form_objective
     );
     assert!(model.max_abs_weight() <= 1.0 + 1e-12);
-    // the structured IPM stopped long before its limit of 200 (245 iterations in all before)
     assert!(
-        d.iterations <= 150,
-        "{} iterations ({})",
-        d.iterations,
+        d.backend.starts_with("dsx-ipm") && !d.backend.contains("after"),
+        "answered by {}",
         d.backend
     );
+    assert!(d.iterations <= 60, "{} iterations", d.iterations);
 }
