@@ -17,7 +17,7 @@ mod tidy;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask <ci|tidy|bench lp|reproduce>\n  ci    fmt --check, clippy -D warnings, cargo test --workspace\n  tidy  check repository rules (descriptions, READMEs, no printing in libraries)\n  bench lp  LP (4) benchmark against HiGHS, written to docs/perf.md\n  reproduce [--quick|--full] [--only NAME]  the papers' tables and figures, written to docs/results/";
+const USAGE: &str = "usage: cargo xtask <ci|tidy|bench lp|reproduce>\n  ci    fmt --check, clippy -D warnings, cargo test --workspace\n  tidy  check repository rules (descriptions, READMEs, no printing in libraries)\n  bench lp [--no-highs] [--no-mnist] [--clarabel]  LP (4) benchmark against HiGHS (and Clarabel), written to docs/perf.md\n  reproduce [--quick|--full] [--only NAME]  the papers' tables and figures, written to docs/results/";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

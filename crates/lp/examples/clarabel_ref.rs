@@ -1,17 +1,60 @@
-//! Reference solve of an MPS file with Clarabel (dev-dependency), for cross-checking:
-//! `cargo run --release -p bulwark-lp --example clarabel_ref -- FILE.mps`.
+//! Reference solve of an MPS file with Clarabel (dev-dependency), for cross-checking and as the
+//! benchmark peer of `cargo xtask bench lp --clarabel`:
+//! `cargo run --release -p bulwark-lp --example clarabel_ref -- FILE.mps [--defaults] [--json]`.
+//!
+//! Without `--defaults` the tolerances are 1e-10 (the tests' reference); with it, Clarabel's own
+//! defaults (1e-8), as a user would run it. `--json` prints one line with `status`,
+//! `objective`, `iterations` and `seconds` (the solve, including Clarabel's setup, not reading
+//! the file).
 #![allow(clippy::print_stdout)]
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
+use clarabel::solver::DefaultSettingsBuilder;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args()
-        .nth(1)
-        .ok_or("usage: clarabel_ref FILE.mps")?;
-    let lp = bulwark_lp::read_mps(&path)?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let path = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .ok_or("usage: clarabel_ref FILE.mps [--defaults] [--json]")?;
+    let defaults = args.iter().any(|a| a == "--defaults");
+    let json = args.iter().any(|a| a == "--json");
+    let lp = bulwark_lp::read_mps(path)?;
     let t = std::time::Instant::now();
-    let out = common::clarabel_solve(&lp);
-    println!("{out:?} in {:.3}s", t.elapsed().as_secs_f64());
+    let settings = if defaults {
+        DefaultSettingsBuilder::default()
+            .verbose(false)
+            .build()
+            .map_err(|e| format!("clarabel settings: {e:?}"))?
+    } else {
+        common::reference_settings()
+    };
+    let (out, iterations) = common::clarabel_solve_with(&lp, settings);
+    let seconds = t.elapsed().as_secs_f64();
+    if json {
+        let (status, objective) = match out {
+            common::RefOutcome::Optimal(v) => ("optimal", v),
+            other => (
+                match other {
+                    common::RefOutcome::PrimalInfeasible => "primal infeasible",
+                    common::RefOutcome::DualInfeasible => "dual infeasible",
+                    _ => "other",
+                },
+                f64::NAN,
+            ),
+        };
+        println!(
+            "{{\"solver\":\"Clarabel 0.11.1\",\"status\":\"{status}\",\"objective\":{},\"iterations\":{iterations},\"seconds\":{seconds:.3}}}",
+            if objective.is_finite() {
+                format!("{objective:.12}")
+            } else {
+                "null".into()
+            }
+        );
+    } else {
+        println!("{out:?} in {seconds:.3}s ({iterations} iterations)");
+    }
     Ok(())
 }

@@ -4,8 +4,8 @@
 use bulwark_lp::{LpProblem, Sense};
 use clarabel::algebra::CscMatrix as CCsc;
 use clarabel::solver::{
-    DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT, SolverStatus,
-    SupportedConeT, ZeroConeT,
+    DefaultSettings, DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT,
+    SolverStatus, SupportedConeT, ZeroConeT,
 };
 
 /// Reference outcome from Clarabel.
@@ -18,8 +18,25 @@ pub enum RefOutcome {
 }
 
 /// Solves `lp` with Clarabel (equality rows as a zero cone, everything else as
-/// nonnegative slacks).
+/// nonnegative slacks) at tolerances 1e-10.
 pub fn clarabel_solve(lp: &LpProblem) -> RefOutcome {
+    clarabel_solve_with(lp, reference_settings()).0
+}
+
+/// The reference settings of [`clarabel_solve`]: tolerances 1e-10, at most 500 iterations.
+pub fn reference_settings() -> DefaultSettings<f64> {
+    DefaultSettingsBuilder::default()
+        .verbose(false)
+        .max_iter(500)
+        .tol_gap_abs(1e-10)
+        .tol_gap_rel(1e-10)
+        .tol_feas(1e-10)
+        .build()
+        .unwrap()
+}
+
+/// [`clarabel_solve`] with the given settings; also returns Clarabel's iteration count.
+pub fn clarabel_solve_with(lp: &LpProblem, settings: DefaultSettings<f64>) -> (RefOutcome, u32) {
     let n = lp.num_vars();
     let a = lp.matrix();
     let sgn = if lp.sense() == Sense::Maximize {
@@ -92,18 +109,10 @@ pub fn clarabel_solve(lp: &LpProblem) -> RefOutcome {
     let p = CCsc::<f64>::zeros((n, n));
     let q: Vec<f64> = lp.objective().iter().map(|c| sgn * c).collect();
     let cones: Vec<SupportedConeT<f64>> = vec![ZeroConeT(nzero), NonnegativeConeT(mtot - nzero)];
-    let settings = DefaultSettingsBuilder::default()
-        .verbose(false)
-        .max_iter(500)
-        .tol_gap_abs(1e-10)
-        .tol_gap_rel(1e-10)
-        .tol_feas(1e-10)
-        .build()
-        .unwrap();
     let mut solver = DefaultSolver::new(&p, &q, &amat, &b, &cones, settings).unwrap();
     solver.solve();
     let sol = &solver.solution;
-    match sol.status {
+    let outcome = match sol.status {
         SolverStatus::Solved | SolverStatus::AlmostSolved => {
             RefOutcome::Optimal(sgn * sol.obj_val + lp.offset())
         }
@@ -114,7 +123,8 @@ pub fn clarabel_solve(lp: &LpProblem) -> RefOutcome {
             RefOutcome::DualInfeasible
         }
         _ => RefOutcome::Other,
-    }
+    };
+    (outcome, sol.iterations)
 }
 
 use bulwark_lp::LpBuilder;
