@@ -11,8 +11,8 @@
 
 use core::ops::Range;
 
-use faer::linalg::cholesky::llt::factor::{
-    LltError, LltParams, LltRegularization, cholesky_in_place, cholesky_in_place_scratch,
+use faer::linalg::cholesky::ldlt::factor::{
+    LdltError, LdltParams, LdltRegularization, cholesky_in_place, cholesky_in_place_scratch,
 };
 use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri_matmul};
 use faer::linalg::triangular_solve::{
@@ -94,13 +94,15 @@ pub enum SchurKernel {
     SparseScatter,
 }
 
-/// Dynamic regularisation of the pivots of `S` (faer's `LltRegularization`, with a relative
-/// threshold).
+/// Dynamic regularisation of the pivots of `S`, relative to each column's own diagonal: `S` is
+/// factored as `J⁻¹ L̂ D L̂ᵀ J⁻¹` with `J = diag(1/√S_jj)` (unit diagonal), and a pivot `D_j`
+/// of the scaled matrix below `epsilon` — cancellation has removed all but that fraction of
+/// `S_jj` — is replaced by `delta` (faer's `LdltRegularization`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DynamicRegularization {
-    /// Pivots below `epsilon · max_j S_jj` are replaced... (`0 < epsilon < delta`)
+    /// Pivots of the unit-diagonal `S` below `epsilon` are replaced... (`0 < epsilon < delta`)
     pub epsilon: f64,
-    /// ...by `delta · max_j S_jj`.
+    /// ...by `delta` (the factor's pivot becomes `√(delta · S_jj)`).
     pub delta: f64,
 }
 
@@ -299,6 +301,11 @@ pub struct DsxSystem {
     ex: Vec<ExampleFactor>,
     /// Column-major `(n+1)²`: `S`, then its Cholesky factor (lower triangle).
     s: Vec<f64>,
+    /// `1/√S_jj`, the Jacobi scaling of `S` before its factorisation (length `n + 1`).
+    jacobi: Vec<f64>,
+    /// Expected pivot signs of the `LDLᵀ` of the scaled `S` (all `+1`: it is positive
+    /// definite), for faer's dynamic regularisation.
+    signs: Vec<i8>,
     g1: Vec<f64>,
     g2: Vec<f64>,
     /// Chunks, bands and buffers of the blocked sparse-scatter kernel (empty for the GEMM kernel).
@@ -544,6 +551,8 @@ impl DsxSystem {
                 m
             ],
             s: vec![0.0; n1 * n1],
+            jacobi: vec![0.0; n1],
+            signs: vec![1; n1],
             g1,
             g2,
             scatter,
@@ -989,17 +998,54 @@ impl DsxSystem {
         let n = self.n;
         let n1 = n + 1;
         let kernel = self.kernel;
-        // Dense Cholesky of S (order n + 1) by faer.
+        // Dense factorisation of S (order n + 1): Jacobi-scaled to a unit diagonal, then faer's
+        // LDLᵀ with dynamic regularisation, converted to the Cholesky factor of S.
+        // The scaling makes the regularisation threshold relative to each column's own diagonal:
+        // a pivot is replaced only when cancellation has removed all but a fraction ε of it.
+        // (Relative to the largest diagonal, as before, near the optimum of tiny sparse fits it
+        // replaced hundreds of legitimately small pivots — features that never occur, whose
+        // `S_jj` is their box scaling alone, 1e-9 against 1e7.) LDLᵀ and not faer's LLT: faer
+        // 0.24's regularised LLT leaves the unregularised pivot divided by the regularised root
+        // on the diagonal and goes on with it (NaN pivots downstream); its LDLᵀ keeps `D` apart.
+        // A diagonal entry ≤ 0 (a feature that never occurs, with no box term) has no scale of
+        // its own: it takes the largest diagonal's, so with regularisation it becomes
+        // `delta · max_j S_jj`; without, it is an error.
         let mut maxdiag = 0.0f64;
         for j in 0..n1 {
-            maxdiag = maxdiag.max(self.s[j * n1 + j]);
+            let d = self.s[j * n1 + j];
+            if !d.is_finite() || (d <= 0.0 && self.settings.dynamic_regularization.is_none()) {
+                return Err(LinalgError::NotPositiveDefinite {
+                    block: Block::Schur,
+                    pivot: j,
+                    value: d,
+                });
+            }
+            maxdiag = maxdiag.max(d);
+        }
+        let fallback = if maxdiag > 0.0 { maxdiag } else { 1.0 };
+        for j in 0..n1 {
+            let d = self.s[j * n1 + j];
+            self.jacobi[j] = 1.0 / if d > 0.0 { d } else { fallback }.sqrt();
+        }
+        for j in 0..n1 {
+            let rj = self.jacobi[j];
+            let col = &mut self.s[j * n1..(j + 1) * n1];
+            for (e, &ri) in col[j + 1..].iter_mut().zip(&self.jacobi[j + 1..]) {
+                *e *= ri * rj;
+            }
+            col[j] *= rj * rj;
         }
         let reg = match self.settings.dynamic_regularization {
-            Some(d) => LltRegularization {
-                dynamic_regularization_delta: d.delta * maxdiag,
-                dynamic_regularization_epsilon: d.epsilon * maxdiag,
+            Some(d) => LdltRegularization {
+                dynamic_regularization_signs: Some(&self.signs),
+                dynamic_regularization_delta: d.delta,
+                dynamic_regularization_epsilon: d.epsilon,
             },
-            None => LltRegularization::default(),
+            None => LdltRegularization {
+                dynamic_regularization_signs: None,
+                dynamic_regularization_delta: 0.0,
+                dynamic_regularization_epsilon: 0.0,
+            },
         };
         let smat = MatMut::from_column_major_slice_mut(&mut self.s, n1, n1);
         let stack = self.mem.stack();
@@ -1008,26 +1054,31 @@ impl DsxSystem {
             reg,
             self.settings.par,
             stack,
-            <faer::Spec<LltParams, f64>>::default(),
+            <faer::Spec<LdltParams, f64>>::default(),
         )
-        .map_err(|LltError::NonPositivePivot { index }| {
-            LinalgError::NotPositiveDefinite {
+        .map_err(
+            |LdltError::ZeroPivot { index }| LinalgError::NotPositiveDefinite {
                 block: Block::Schur,
                 pivot: index,
-                value: self.s[index * n1 + index],
+                value: 0.0,
+            },
+        )?;
+        // S = J⁻¹ L̂ D L̂ᵀ J⁻¹ (J = diag(jacobi)): the Cholesky factor is L = J⁻¹ L̂ D^{1/2}.
+        // Without regularisation a pivot D_j ≤ 0 (S not positive definite) is an error.
+        for j in 0..n1 {
+            let dj = self.s[j * n1 + j];
+            if !(dj > 0.0 && dj.is_finite()) {
+                return Err(LinalgError::NotPositiveDefinite {
+                    block: Block::Schur,
+                    pivot: j,
+                    value: dj,
+                });
             }
-        })?;
-        if info.dynamic_regularization_count > 0 {
-            // faer 0.24 writes `d_j / √δ` instead of `√δ` into the diagonal of a regularised LLT
-            // pivot (the rest of the column is scaled correctly). Legitimate pivots satisfy
-            // `L_jj > √ε`, regularised ones `L_jj ≤ ε/√δ < √ε` (validated `ε < δ`): repair.
-            let sqrt_eps = reg.dynamic_regularization_epsilon.sqrt();
-            let sqrt_delta = reg.dynamic_regularization_delta.sqrt();
-            for j in 0..n1 {
-                let d = &mut self.s[j * n1 + j];
-                if !(*d > sqrt_eps) {
-                    *d = sqrt_delta;
-                }
+            let sq = dj.sqrt();
+            let col = &mut self.s[j * n1..(j + 1) * n1];
+            col[j] = sq / self.jacobi[j];
+            for (e, &ri) in col[j + 1..].iter_mut().zip(&self.jacobi[j + 1..]) {
+                *e *= sq / ri;
             }
         }
         let mut min_pivot = f64::INFINITY;

@@ -3,8 +3,8 @@
 mod common;
 
 use bulwark_linalg::{
-    Block, DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, LinalgError, Par, RowsRef,
-    SchurKernel,
+    Block, DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, FactorInfo, LinalgError,
+    Par, RowsRef, SchurKernel,
 };
 use common::*;
 use proptest::prelude::*;
@@ -295,57 +295,77 @@ fn zero_pivots_are_typed_errors() {
     sys.factor(&s.as_ref()).unwrap();
 }
 
-#[test]
-fn singular_schur_is_typed_error_or_regularized() {
-    // feature 2 never appears and ω_2 = 0: H is singular in w_2.
-    let indptr = [0, 2, 3];
-    let indices = [0, 1, 1];
-    let values = [1.0, -2.0, 0.5];
+/// Two examples on three features where feature 2 never appears (its `S` column holds its box
+/// scaling `w_diag[2]` alone): factored with `phi` and `w_diag` under `settings`.
+fn factor_feature_two_absent(
+    phi: [f64; 3],
+    w_diag: [f64; 3],
+    settings: DsxSettings,
+) -> (DsxSystem, bulwark_linalg::Result<FactorInfo>) {
     let rows = RowsRef::Csr {
-        indptr: &indptr,
-        indices: &indices,
-        values: &values,
+        indptr: &[0, 2, 3],
+        indices: &[0, 1, 1],
+        values: &[1.0, -2.0, 0.5],
         n: 3,
     };
-    let y = [1.0, -1.0];
-    let v = [1.0, 1.0, 1.0];
-    let theta = [1.0, 2.0];
-    let phi = [1.0, 0.5, 2.0];
-    let w_diag = [1.0, 1.0, 0.0];
-    let sigma = [1.0, 1.0, 1.0];
-    let rho = [1.0, 1.0];
-    let kappa = [1.0, 1.0];
     let sc = DsxScalings {
-        theta: &theta,
+        theta: &[1.0, 2.0],
         phi: &phi,
         w_diag: &w_diag,
         b_diag: 0.0,
-        sigma: &sigma,
-        rho: &rho,
-        kappa: &kappa,
+        sigma: &[1.0, 1.0, 1.0],
+        rho: &[1.0, 1.0],
+        kappa: &[1.0, 1.0],
     };
-    let mut sys = DsxSystem::try_new(rows, &y, &v, 2.0).unwrap();
+    let mut sys = DsxSystem::try_new_with(rows, &[1.0, -1.0], &[1.0; 3], 2.0, settings).unwrap();
+    let info = sys.factor(&sc);
+    (sys, info)
+}
+
+fn regularized(epsilon: f64, delta: f64) -> DsxSettings {
+    DsxSettings {
+        dynamic_regularization: Some(DynamicRegularization { epsilon, delta }),
+        ..DsxSettings::default()
+    }
+}
+
+#[test]
+fn singular_schur_is_typed_error_or_regularized() {
+    // ω_2 = 0: H is singular in w_2.
+    let (phi, w_diag) = ([1.0, 0.5, 2.0], [1.0, 1.0, 0.0]);
+    let (_, info) = factor_feature_two_absent(phi, w_diag, DsxSettings::default());
     assert!(matches!(
-        sys.factor(&sc),
+        info,
         Err(LinalgError::NotPositiveDefinite {
             block: Block::Schur,
             pivot: 2,
             ..
         })
     ));
-    let settings = DsxSettings {
-        dynamic_regularization: Some(DynamicRegularization {
-            epsilon: 1e-12,
-            delta: 1e-8,
-        }),
-        ..DsxSettings::default()
-    };
-    let mut sys = DsxSystem::try_new_with(rows, &y, &v, 2.0, settings).unwrap();
-    let info = sys.factor(&sc).unwrap();
-    assert_eq!(info.regularized_pivots, 1);
+    let (mut sys, info) = factor_feature_two_absent(phi, w_diag, regularized(1e-12, 1e-8));
+    assert_eq!(info.unwrap().regularized_pivots, 1);
     let mut r = vec![1.0; sys.len()];
     sys.solve_in_place(&mut r).unwrap();
     assert!(r.iter().all(|e| e.is_finite()));
+}
+
+#[test]
+fn regularization_is_relative_to_each_columns_diagonal() {
+    // a tiny box scaling on the absent feature (ω_2 = 1e-12) while the others are large (1e6):
+    // S is diagonal-dominant with a 1e18 range, not singular. Nothing cancels, so no pivot may
+    // be regularised (relative to the largest diagonal, ω_2 fell below ε·max S_jj and was
+    // replaced, making Δw_2 wrong by orders of magnitude), and the decoupled w_2 component of
+    // the solution is r_2 / ω_2.
+    let (phi, w_diag) = ([1e6, 0.5, 2e6], [1e6, 1e6, 1e-12]);
+    let (mut sys, info) = factor_feature_two_absent(phi, w_diag, regularized(1e-14, 1e-10));
+    assert_eq!(info.unwrap().regularized_pivots, 0);
+    let mut r = vec![1.0; sys.len()];
+    sys.solve_in_place(&mut r).unwrap();
+    assert!(
+        (r[2] - 1e12).abs() <= 1e-9 * 1e12,
+        "w_2 component {} instead of 1e12",
+        r[2]
+    );
 }
 
 #[test]
