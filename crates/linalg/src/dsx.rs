@@ -1064,14 +1064,15 @@ impl DsxSystem {
             },
         )?;
         // S = J⁻¹ L̂ D L̂ᵀ J⁻¹ (J = diag(jacobi)): the Cholesky factor is L = J⁻¹ L̂ D^{1/2}.
-        // Without regularisation a pivot D_j ≤ 0 (S not positive definite) is an error.
+        // Without regularisation a pivot D_j ≤ 0 (S not positive definite) is an error, reported
+        // in S's units (`D_j S_jj`).
         for j in 0..n1 {
             let dj = self.s[j * n1 + j];
             if !(dj > 0.0 && dj.is_finite()) {
                 return Err(LinalgError::NotPositiveDefinite {
                     block: Block::Schur,
                     pivot: j,
-                    value: dj,
+                    value: dj / (self.jacobi[j] * self.jacobi[j]),
                 });
             }
             let sq = dj.sqrt();
