@@ -1065,7 +1065,9 @@ impl DsxSystem {
         )?;
         // S = J⁻¹ L̂ D L̂ᵀ J⁻¹ (J = diag(jacobi)): the Cholesky factor is L = J⁻¹ L̂ D^{1/2}.
         // Without regularisation a pivot D_j ≤ 0 (S not positive definite) is an error, reported
-        // in S's units (`D_j S_jj`).
+        // in S's units (`D_j S_jj`). `L_jj = √(D_j S_jj)` is then positive and finite.
+        let mut min_pivot = f64::INFINITY;
+        let mut max_pivot = 0.0f64;
         for j in 0..n1 {
             let dj = self.s[j * n1 + j];
             if !(dj > 0.0 && dj.is_finite()) {
@@ -1078,23 +1080,11 @@ impl DsxSystem {
             let sq = dj.sqrt();
             let col = &mut self.s[j * n1..(j + 1) * n1];
             col[j] = sq / self.jacobi[j];
+            min_pivot = min_pivot.min(col[j]);
+            max_pivot = max_pivot.max(col[j]);
             for (e, &ri) in col[j + 1..].iter_mut().zip(&self.jacobi[j + 1..]) {
                 *e *= sq / ri;
             }
-        }
-        let mut min_pivot = f64::INFINITY;
-        let mut max_pivot = 0.0f64;
-        for j in 0..n1 {
-            let d = self.s[j * n1 + j];
-            if !(d > 0.0 && d.is_finite()) {
-                return Err(LinalgError::NotPositiveDefinite {
-                    block: Block::Schur,
-                    pivot: j,
-                    value: d,
-                });
-            }
-            min_pivot = min_pivot.min(d);
-            max_pivot = max_pivot.max(d);
         }
         self.factored = true;
         let schur_flops = match kernel {
