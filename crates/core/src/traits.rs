@@ -35,21 +35,75 @@ pub trait ParamGuard {
     fn check(self) -> std::result::Result<Self::Checked, Self::Error>;
 }
 
-/// What training reports besides the model, the same for every learner.
+/// What training reports besides the model, the same for every learner: which solver answered,
+/// whether it met the tolerance asked, the tolerance it reached and how long it took.
+///
+/// A learner that falls back to another solver (or retries with other settings) records each
+/// failed attempt in [`FitReport::fallbacks`] and names the solver that produced the model in
+/// [`FitReport::solver`]; nothing is substituted silently.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FitReport {
     /// Learner name (`lp`, `o2b`, `svm`, …).
     pub algorithm: String,
+    /// The solver that produced the returned model (`dsx-ipm`, `hsd-engine/structured`,
+    /// `dual-cd`, `newton-cg`, …).
+    #[serde(default)]
+    pub solver: String,
     /// The training objective at the returned model, when the learner has one.
     pub objective: Option<f64>,
-    /// Iterations / epochs / passes performed.
+    /// Iterations / epochs / passes performed (summed over every attempt).
     pub iterations: Option<usize>,
     /// Wall-clock training time in seconds.
     pub seconds: f64,
-    /// Whether the learner's own stopping criterion was met.
+    /// Whether the solver that answered met the tolerance asked ([`FitReport::tolerance`]).
     pub converged: bool,
+    /// The tolerance asked of the solver, when it has one.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+    /// The value of the solver's own stopping measure at the returned model (relative gap,
+    /// residual, …), comparable with [`FitReport::tolerance`].
+    #[serde(default)]
+    pub reached: Option<f64>,
+    /// Attempts that did not answer, in order, each `solver: reason` (empty when the first
+    /// solver answered).
+    #[serde(default)]
+    pub fallbacks: Vec<String>,
     /// Learner-specific figures (duality gap, residuals, …).
     pub details: BTreeMap<String, f64>,
+}
+
+impl FitReport {
+    /// An empty report of `algorithm` answered by `solver`.
+    pub fn new(algorithm: impl Into<String>, solver: impl Into<String>) -> Self {
+        Self {
+            algorithm: algorithm.into(),
+            solver: solver.into(),
+            ..Self::default()
+        }
+    }
+    /// Whether another solver (or another setting) answered after the first attempt failed.
+    pub fn fell_back(&self) -> bool {
+        !self.fallbacks.is_empty()
+    }
+    /// One line for logs and tables: `solver (converged to 3e-9 ≤ 1e-8)` or
+    /// `solver (NOT converged: 2e-4 > 1e-8; after: …)`.
+    pub fn summary(&self) -> String {
+        let mut s = self.solver.clone();
+        let tol = match (self.reached, self.tolerance) {
+            (Some(r), Some(t)) => format!(": {r:.1e} vs tolerance {t:.0e}"),
+            (None, Some(t)) => format!(": tolerance {t:.0e}"),
+            _ => String::new(),
+        };
+        if self.converged {
+            s.push_str(&format!(" (converged{tol})"));
+        } else {
+            s.push_str(&format!(" (NOT converged{tol})"));
+        }
+        if self.fell_back() {
+            s.push_str(&format!("; after {}", self.fallbacks.join("; ")));
+        }
+        s
+    }
 }
 
 /// A trained model and its report.

@@ -478,10 +478,13 @@ impl DsxLpParams {
         let (model, d) = p.fit_with_progress(data, progress)?;
         let mut report = FitReport {
             algorithm: "lp".into(),
+            solver: d.backend.clone(),
             objective: Some(d.objective),
             iterations: Some(d.iterations as usize),
             seconds: d.seconds,
             converged: true,
+            tolerance: Some(p.tolerance),
+            reached: Some(d.gap.max(d.primal_residual).max(d.dual_residual)),
             ..FitReport::default()
         };
         for (k, v) in [

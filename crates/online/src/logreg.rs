@@ -284,11 +284,14 @@ impl Fit for LogregParams {
         })?;
         let mut report = FitReport {
             algorithm: "logreg".into(),
+            solver: "newton-cg".into(),
             objective: Some(f),
             iterations: Some(iters),
             seconds: start.elapsed().as_secs_f64(),
             converged,
-            details: Default::default(),
+            tolerance: Some(self.tolerance),
+            reached: Some(gn / g0),
+            ..FitReport::default()
         };
         report.details.insert("gradient_norm".into(), gn);
         report

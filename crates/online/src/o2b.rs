@@ -418,11 +418,13 @@ impl O2bParams {
 fn report_of(online: &O2bOnline, start: Instant) -> FitReport {
     let mut report = FitReport {
         algorithm: "o2b".into(),
+        solver: "cube-projected-perceptron".into(),
         objective: None,
         iterations: Some(online.rounds() as usize),
         seconds: start.elapsed().as_secs_f64(),
+        // a fixed number of passes: there is no tolerance to meet
         converged: true,
-        details: Default::default(),
+        ..FitReport::default()
     };
     let d = &mut report.details;
     d.insert("step".into(), online.step());

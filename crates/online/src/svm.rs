@@ -70,11 +70,14 @@ impl Common {
         let gap = sol.primal - sol.dual;
         let mut report = FitReport {
             algorithm: algorithm.into(),
+            solver: "dual-cd".into(),
             objective: Some(sol.primal),
             iterations: Some(sol.passes),
             seconds: start.elapsed().as_secs_f64(),
             converged: sol.converged,
-            details: Default::default(),
+            tolerance: Some(self.tolerance),
+            reached: Some(gap / sol.primal.abs().max(1e-300)),
+            ..FitReport::default()
         };
         let d = &mut report.details;
         d.insert("dual_objective".into(), sol.dual);

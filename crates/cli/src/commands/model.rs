@@ -557,6 +557,7 @@ mod tests {
             },
             FitReport {
                 algorithm: "lp".into(),
+                solver: "dsx-ipm".into(),
                 objective: Some(0.1 + 0.2),
                 iterations: Some(7),
                 seconds: 0.5,
@@ -564,6 +565,7 @@ mod tests {
                 details: [("gap".to_string(), 1e-9), ("bad".to_string(), f64::NAN)]
                     .into_iter()
                     .collect(),
+                ..FitReport::default()
             },
         );
         f.corruption_stats = Some(CorruptionStats {
