@@ -27,10 +27,10 @@ fn dense_and_sparse_copies_give_the_same_worst_case_losses() {
         )))
         .unwrap();
     let a = budget
-        .mean_worst_case_loss(&model.weights, model.bias, &train)
+        .mean_worst_case_loss(model.weights(), model.bias(), &train)
         .unwrap();
     let b = budget
-        .mean_worst_case_loss(&model.weights, model.bias, &sparse)
+        .mean_worst_case_loss(model.weights(), model.bias(), &sparse)
         .unwrap();
     assert!((a - b).abs() < 1e-12, "{a} vs {b}");
     assert_eq!(
@@ -42,9 +42,10 @@ fn dense_and_sparse_copies_give_the_same_worst_case_losses() {
     let mut s = DeletionScratch::default();
     for i in 0..train.len() {
         let clean = (budget.total() / budget.p()
-            - y[i].as_f64() * (train.row(i).dot(&model.weights) + model.bias))
-            .max(0.0);
-        let wc = budget.worst_case_deletion(&model.weights, model.bias, train.row(i), y[i], &mut s);
+            - y[i].as_f64() * (train.row(i).dot(model.weights()) + model.bias()))
+        .max(0.0);
+        let wc =
+            budget.worst_case_deletion(model.weights(), model.bias(), train.row(i), y[i], &mut s);
         assert!(wc.loss >= clean - 1e-12);
     }
 }

@@ -396,9 +396,9 @@ fn gaussian_cloud_along_weights_moves_only_along_w() {
         direction: CloudDirection::AlongWeights,
     };
     let out = cloud
-        .apply(&model.weights, &data, &mut rng_from_seed(1))
+        .apply(model.weights(), &data, &mut rng_from_seed(1))
         .unwrap();
-    let norm = model.weights.iter().map(|a| a * a).sum::<f64>().sqrt();
+    let norm = model.weights().iter().map(|a| a * a).sum::<f64>().sqrt();
     for i in 0..data.len() {
         let mut d = [0.0; 5];
         let (a, b) = (out.features().to_dense(), data.features().to_dense());
@@ -407,12 +407,12 @@ fn gaussian_cloud_along_weights_moves_only_along_w() {
         }
         let e = d
             .iter()
-            .zip(&model.weights)
+            .zip(model.weights())
             .map(|(x, w)| x * w)
             .sum::<f64>()
             / norm;
         for j in 0..5 {
-            assert!((d[j] - e * model.weights[j] / norm).abs() < 1e-12);
+            assert!((d[j] - e * model.weights()[j] / norm).abs() < 1e-12);
         }
     }
     let u = UniformNoise { a: 0.25 }

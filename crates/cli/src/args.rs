@@ -176,21 +176,6 @@ pub struct LpSolveArgs {
     pub time_limit: Option<f64>,
 }
 
-/// Learning algorithms of `bulwark train`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Algo {
-    /// The DSX robust LP (4), structured interior-point solver.
-    Lp,
-    /// DSX §3: cube-projected Perceptron on the worst-case-deletion hinge, online-to-batch.
-    O2b,
-    /// Linear SVM (L2, unregularised bias), the DSX baseline.
-    Svm,
-    /// FDROP / TGRS (Globerson & Roweis 2006): SVM under deletion of the K most harmful features.
-    Fdrop,
-    /// Logistic regression (Newton, optional L2, unpenalised intercept).
-    Logreg,
-}
-
 /// Feature scaling fitted on the training data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ScaleArg {
@@ -200,23 +185,12 @@ pub enum ScaleArg {
     Standard,
 }
 
-/// LP backends selectable from the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendArg {
-    /// Block-arrow normal equations (DSX §2.3).
-    Structured,
-    /// Generic sparse LDLᵀ.
-    GenericSparse,
-    /// Dense (tiny problems).
-    Dense,
-}
-
 /// `bulwark train`
 #[derive(Debug, Args)]
 pub struct TrainArgs {
-    /// Learning algorithm.
-    #[arg(long, value_enum)]
-    pub algo: Algo,
+    /// Learning algorithm (a learner of the registry; the list is below).
+    #[arg(long, value_parser = crate::learner_args::algo_names())]
+    pub algo: String,
     /// Training data: a built-in name or a file.
     #[arg(long)]
     pub data: String,
@@ -226,16 +200,6 @@ pub struct TrainArgs {
     /// Binary task: this class is +1, all others -1.
     #[arg(long, value_name = "CLASS")]
     pub positive: Option<String>,
-    /// Deletion budget N (0 <= N < total feature value).
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    pub budget: f64,
-    /// Box radius C (|w_j| <= C).
-    #[arg(long = "C", default_value_t = 1.0, allow_negative_numbers = true)]
-    pub c: f64,
-    /// Feature values: uniform, mi (mutual information, DSX §4.2, on the training data) or a
-    /// file with one value per line.
-    #[arg(long, default_value = "uniform")]
-    pub values: String,
     /// Scale features (fitted on the training data and stored in the model file). Without it
     /// the data are used exactly as given.
     #[arg(long, value_enum)]
@@ -243,33 +207,12 @@ pub struct TrainArgs {
     /// Output model file: `.json` (text) or `.bin` (compact binary).
     #[arg(long)]
     pub out: PathBuf,
-    /// LP backend.
-    #[arg(long, value_enum, default_value = "structured")]
-    pub backend: BackendArg,
-    /// ICML 2008 bagging: solve on K seeded chunks and average.
-    #[arg(long, value_name = "K")]
-    pub chunks: Option<usize>,
-    /// Seed for random choices (chunks).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Solver tolerance (default: the learner's own; 1e-8 for the LP).
-    #[arg(long, value_parser = positive_f64, allow_negative_numbers = true)]
-    pub tolerance: Option<f64>,
-    /// O2B: passes over the training data (more than one is beyond DSX's theory).
-    #[arg(long, default_value_t = 1)]
-    pub epochs: usize,
-    /// FDROP: number of deleted features K (default: the integer part of --budget).
-    #[arg(long)]
-    pub k: Option<usize>,
-    /// Logistic regression: L2 penalty λ (≥ 0).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    pub l2: f64,
-    /// Logistic regression: fit without an intercept.
-    #[arg(long)]
-    pub no_intercept: bool,
-    /// Print a JSON object (objective, iterations, seconds, …).
+    /// Print a JSON object (solver, converged, objective, iterations, seconds, …).
     #[arg(long)]
     pub json: bool,
+    /// The learner's hyper-parameters (each learner takes the ones listed with its name).
+    #[command(flatten)]
+    pub params: crate::learner_args::LearnerArgs,
 }
 
 fn positive_f64(s: &str) -> Result<f64, String> {

@@ -2,6 +2,7 @@
 
 pub mod args;
 mod commands;
+pub mod learner_args;
 pub mod ui;
 
 use std::io::Write;

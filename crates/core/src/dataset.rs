@@ -304,6 +304,23 @@ impl Dataset {
     pub fn weights(&self) -> Option<&[f64]> {
         self.weights.as_deref()
     }
+    /// The one meaning of example weights for a learner that does not honour them: a typed
+    /// error naming the learner and the data, never a silent fit that ignores them.
+    pub fn reject_weights(&self, algorithm: &str) -> Result<()> {
+        if self.weights.is_some() {
+            return Err(Error::input(
+                Location::source(self.name.clone()),
+                format!(
+                    "{algorithm}: example weights are not supported by this learner; drop them or resample"
+                ),
+            ));
+        }
+        Ok(())
+    }
+    /// A borrowed view of every row.
+    pub fn view(&self) -> crate::view::DatasetView<'_> {
+        crate::view::DatasetView::full(self)
+    }
     /// Whether the targets are binary.
     pub fn is_binary(&self) -> bool {
         matches!(self.targets, Targets::Binary(_))

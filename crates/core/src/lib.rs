@@ -2,19 +2,33 @@
 
 pub mod budget;
 pub mod dataset;
+pub mod ensemble;
 pub mod error;
+pub mod kernel;
+pub mod learner;
 pub mod matrix;
 pub mod model;
+pub mod model_any;
 pub mod rng;
 pub mod traits;
+pub mod transform;
+pub mod view;
 
 pub use budget::{DeletionScratch, FeatureBudget, FeatureValues, WorstCase, check_values};
 pub use dataset::{Dataset, Sign, Targets};
+pub use ensemble::Ensemble;
 pub use error::{Error, Location, Result};
+pub use kernel::{Kernel, KernelModel};
+pub use learner::{HyperParams, Learner, ParamKind, ParamSpec, ParamValue, ProgressFn};
 pub use matrix::{CsrMatrix, DenseMatrix, Features, RowView};
 pub use model::{LinearModel, MulticlassLinearModel};
+pub use model_any::AnyModel;
 pub use rng::{Rng, rng_for_stream, rng_from_seed};
 pub use traits::{
-    Classifier, Contamination, DecisionFunction, Fit, FitReport, FitWith, Fitted, Linear,
-    ParamGuard, TestTimeAttack,
+    Classifier, Contamination, DecisionFunction, Fit, FitReport, FitView, FitWith, Fitted, Linear,
+    ParamGuard, Scores, TestTimeAttack,
 };
+pub use transform::{
+    Filtered, FilteredRows, FitTransform, Pipeline, RowFilter, Transform, Transformed,
+};
+pub use view::DatasetView;

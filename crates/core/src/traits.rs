@@ -3,13 +3,19 @@
 //! | role | trait | implemented by |
 //! |---|---|---|
 //! | hyper-parameter validation | [`ParamGuard`] | every `…Params` builder |
-//! | batch training | [`Fit`] | LP (DSX), SVM, FDROP, logistic regression, RoLR, GURU (primal/dual/kernel/multiclass), KLS |
-//! | incremental / online training | [`FitWith`] | the cube-projected Perceptron (O2B), SGD learners |
+//! | batch training | [`Fit`] | LP (DSX), O2B, SVM, FDROP, logistic regression |
+//! | incremental / online training | [`FitWith`] | the cube-projected Perceptron (O2B) |
 //! | prediction | [`Classifier`] | every model: binary, multiclass, linear or kernel |
-//! | real-valued binary score | [`DecisionFunction`] | binary models (linear and kernel) |
+//! | real-valued binary score | [`DecisionFunction`] | binary models (linear, kernel, ensembles) |
+//! | scores, binary or multi-output | [`Scores`] | every `DecisionFunction` (one output) and multiclass models |
+//! | feature maps fitted on training data | [`crate::transform::FitTransform`] / [`crate::transform::Transform`] | scaling (`bulwark-data`), … |
+//! | training-row filters | [`crate::transform::RowFilter`] | norm filtering, outlier removal |
 //! | explicit `(w, b)` | [`Linear`] | linear models — what the deletion adversaries and certificates need |
 //! | test-time attack | [`TestTimeAttack`] | greedy / random / exact deletion, corruption, noise clouds |
 //! | training-time contamination | [`Contamination`] | malicious noise (KLS), label noise, RoLR outliers |
+//!
+//! Example weights have one meaning: a learner honours them or refuses data that carry them
+//! with a typed error ([`Dataset::reject_weights`]); none ignores them.
 //!
 //! Training returns [`Fitted`]: the model plus a uniform [`FitReport`] (objective, iterations,
 //! seconds, convergence), so the CLI and the bench harness print every learner the same way.
@@ -20,8 +26,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::{Dataset, Sign};
 use crate::error::{Error, Result};
-use crate::matrix::{Features, RowView};
+use crate::matrix::{DenseMatrix, Features, RowView};
 use crate::rng::Rng;
+use crate::view::DatasetView;
 
 /// Unchecked hyper-parameters that validate into a checked form (linfa's `ParamGuard`).
 pub trait ParamGuard {
@@ -125,6 +132,20 @@ pub trait Fit<D: ?Sized = Dataset> {
     fn fit(&self, data: &D) -> std::result::Result<Fitted<Self::Model>, Self::Error>;
 }
 
+/// Batch training on a borrowed [`DatasetView`]: learners that read rows without copying the
+/// features (what splits, boosting rounds and row filters hand them).
+pub trait FitView {
+    /// The model produced.
+    type Model;
+    /// The error type (wraps [`crate::Error`]).
+    type Error: std::error::Error + From<Error>;
+    /// Trains on the rows of `data`.
+    fn fit_view(
+        &self,
+        data: &DatasetView<'_>,
+    ) -> std::result::Result<Fitted<Self::Model>, Self::Error>;
+}
+
 /// Incremental training: continue from an optional previous model on a new batch (online
 /// learners, warm starts).
 pub trait FitWith<D: ?Sized = Dataset>: Fit<D> {
@@ -146,6 +167,11 @@ pub trait Classifier {
     fn n_classes(&self) -> usize;
     /// Predicted class index of one example.
     fn predict_class(&self, x: RowView<'_>) -> usize;
+    /// Whether the model errs on `x` of class `class`. Binary models with a score follow DSX
+    /// eq. (1): a score of exactly 0 is a mistake whatever the label.
+    fn is_mistake(&self, x: RowView<'_>, class: usize) -> bool {
+        self.predict_class(x) != class
+    }
 
     /// Checks that `data` has the feature count the model was trained on.
     fn check_features(&self, features: &Features) -> Result<()> {
@@ -166,8 +192,14 @@ pub trait Classifier {
             .map(|i| self.predict_class(features.row(i)))
             .collect())
     }
-    /// Fraction of misclassified examples. For binary models a score of exactly 0 is a mistake.
+    /// Fraction of misclassified examples ([`Classifier::is_mistake`]; for binary models a
+    /// score of exactly 0 is a mistake).
     fn error_rate(&self, data: &Dataset) -> Result<f64> {
+        self.error_rate_view(&data.view())
+    }
+    /// [`Classifier::error_rate`] on a borrowed view (a split, a boosting round's rows, …),
+    /// weighted by the example weights when the data carry them.
+    fn error_rate_view(&self, data: &DatasetView<'_>) -> Result<f64> {
         self.check_features(data.features())?;
         if data.n_classes() != self.n_classes() {
             return Err(Error::shape(
@@ -179,10 +211,51 @@ pub trait Classifier {
         if data.is_empty() {
             return Err(Error::param("data", "empty", "at least one example"));
         }
-        let wrong = (0..data.len())
-            .filter(|&i| self.predict_class(data.row(i)) != data.targets().class_index(i))
-            .count();
-        Ok(wrong as f64 / data.len() as f64)
+        let (mut wrong, mut total) = (0.0, 0.0);
+        for i in 0..data.len() {
+            let w = data.weight(i);
+            total += w;
+            if self.is_mistake(data.row(i), data.class_index(i)) {
+                wrong += w;
+            }
+        }
+        if total <= 0.0 {
+            return Err(Error::param(
+                "weights",
+                "all zero",
+                "a positive total example weight",
+            ));
+        }
+        Ok(wrong / total)
+    }
+}
+
+/// Real-valued scores, binary or multi-output: one output for a binary model (its signed
+/// score, positive for class 1), one per class for a multiclass model. Every
+/// [`DecisionFunction`] has it with one output.
+pub trait Scores: Classifier {
+    /// The number of outputs (1 for binary models, the class count otherwise).
+    fn n_outputs(&self) -> usize;
+    /// Writes the outputs for `x` into `out` (of length [`Scores::n_outputs`]); no allocation.
+    fn scores_into(&self, x: RowView<'_>, out: &mut [f64]);
+    /// Scores of every row: a `rows × n_outputs` matrix.
+    fn scores(&self, features: &Features) -> Result<DenseMatrix> {
+        self.check_features(features)?;
+        let k = self.n_outputs();
+        let mut out = DenseMatrix::zeros(features.rows(), k);
+        for i in 0..features.rows() {
+            self.scores_into(features.row(i), out.row_mut(i));
+        }
+        Ok(out)
+    }
+}
+
+impl<T: DecisionFunction + ?Sized> Scores for T {
+    fn n_outputs(&self) -> usize {
+        1
+    }
+    fn scores_into(&self, x: RowView<'_>, out: &mut [f64]) {
+        out[0] = self.decision(x);
     }
 }
 

@@ -61,7 +61,7 @@ fn multiclass_prediction_and_counts() {
         vec!["a".into(), "b".into(), "c".into()],
     )
     .unwrap();
-    let m = MulticlassLinearModel::try_new(vec![
+    let m = MulticlassLinearModel::from_binary(&[
         LinearModel::try_new(vec![1.0, 0.0], 0.0).unwrap(),
         LinearModel::try_new(vec![0.0, 1.0], 0.0).unwrap(),
         LinearModel::try_new(vec![-1.0, -1.0], -0.5).unwrap(),

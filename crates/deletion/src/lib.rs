@@ -4,6 +4,7 @@ pub mod backend;
 pub mod error;
 pub mod ipm;
 pub mod layout;
+pub mod learner;
 pub mod oracle;
 pub mod params;
 
@@ -12,4 +13,5 @@ pub use bulwark_core::FeatureValues;
 pub use error::{DeletionError, Result};
 pub use ipm::{IpmOutcome, Progress};
 pub use layout::Lp4;
+pub use learner::LpLearner;
 pub use params::{DsxLp, DsxLpParams, LpBackend, SolveDiagnostics};

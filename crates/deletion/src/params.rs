@@ -401,11 +401,11 @@ impl DsxLp {
             let (model, sol, layout) =
                 self.solve_one(part, &budget, progress.as_mut().map(|p| &mut **p as _))?;
             model
-                .weights
+                .weights()
                 .iter()
                 .zip(&mut w)
                 .for_each(|(a, s)| *s += a / parts.len() as f64);
-            b += model.bias / parts.len() as f64;
+            b += model.bias() / parts.len() as f64;
             diag.objective += sol.objective / parts.len() as f64;
             diag.iterations += sol.iterations;
             diag.gap = diag.gap.max(sol.gap);
@@ -419,7 +419,7 @@ impl DsxLp {
         }
         let model = LinearModel::try_new(w, b)?;
         diag.closed_form_objective =
-            budget.mean_worst_case_loss(&model.weights, model.bias, data)?;
+            budget.mean_worst_case_loss(model.weights(), model.bias(), data)?;
         if parts.len() > 1 {
             // the averaged model's LP (4) objective on the whole set is the closed form
             diag.objective = diag.closed_form_objective;

@@ -152,7 +152,7 @@ fn fit(
         "{backend:?}: LP {obj} vs closed form {closed}"
     );
     assert!(f.model.max_abs_weight() <= c * (1.0 + 1e-12));
-    (obj, closed, f.model.weights, f.model.bias)
+    (obj, closed, f.model.weights().to_vec(), f.model.bias())
 }
 
 #[test]
@@ -437,8 +437,8 @@ fn same_bits_for_any_thread_count() {
         for (model, d) in &fits[1..] {
             assert_eq!(d.iterations, fits[0].1.iterations);
             assert_eq!(d.objective.to_bits(), fits[0].1.objective.to_bits());
-            assert_eq!(model.bias.to_bits(), fits[0].0.bias.to_bits());
-            for (a, b) in model.weights.iter().zip(&fits[0].0.weights) {
+            assert_eq!(model.bias().to_bits(), fits[0].0.bias().to_bits());
+            for (a, b) in model.weights().iter().zip(fits[0].0.weights()) {
                 assert_eq!(a.to_bits(), b.to_bits());
             }
         }

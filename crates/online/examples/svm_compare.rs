@@ -61,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             fitted.report.details["relative_gap"],
             fitted.report.iterations.unwrap_or(0),
             fitted.report.converged,
-            fitted.model.bias
+            fitted.model.bias()
         );
     }
     Ok(())

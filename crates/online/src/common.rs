@@ -1,6 +1,6 @@
 //! Input checks and small numeric helpers shared by every learner of the crate.
 
-use bulwark_core::{Dataset, Error, Location, Result, Sign};
+use bulwark_core::{Dataset, Error, Result, Sign};
 
 /// The checks every binary learner makes before training: non-empty, binary, both classes
 /// present, every value finite, at least one feature, no example weights (unsupported here).
@@ -13,12 +13,7 @@ pub(crate) fn binary_training_labels<'a>(data: &'a Dataset, algorithm: &str) -> 
     if data.n_features() == 0 {
         return Err(Error::param("data", "0 features", "at least one feature"));
     }
-    if data.weights().is_some() {
-        return Err(Error::input(
-            Location::source(data.name()),
-            format!("{algorithm}: example weights are not supported; drop them or resample"),
-        ));
-    }
+    data.reject_weights(algorithm)?;
     Ok(y)
 }
 

@@ -3,12 +3,14 @@
 mod common;
 mod dualcd;
 mod knapsack;
+pub mod learner;
 pub mod logreg;
 pub mod o2b;
 pub mod svm;
 
 /// Feature values (uniform or given), shared with every learner: re-exported from `bulwark-core`.
 pub use bulwark_core::FeatureValues;
+pub use learner::{FdropLearner, LogregLearner, O2bLearner, SvmLearner};
 pub use logreg::{LogregParams, logreg_objective};
 pub use o2b::{O2bOnline, O2bParams, theorem4_bound, theorem4_step};
 pub use svm::{FdropParams, SvmParams, fdrop_objective};

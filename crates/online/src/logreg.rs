@@ -308,16 +308,16 @@ impl Fit for LogregParams {
 /// The logistic objective `f(w, b)` of a model (for checks and reports).
 pub fn logreg_objective(model: &LinearModel, data: &Dataset, l2: f64) -> Result<f64> {
     let y = data.binary_labels()?;
-    if model.weights.len() != data.n_features() {
+    if model.weights().len() != data.n_features() {
         return Err(Error::shape(
             "model weights vs data features",
             data.n_features(),
-            model.weights.len(),
+            model.weights().len(),
         ));
     }
     let m = data.len().max(1) as f64;
     let loss: f64 = (0..data.len())
-        .map(|i| softplus(-y[i].as_f64() * (data.row(i).dot(&model.weights) + model.bias)))
+        .map(|i| softplus(-y[i].as_f64() * (data.row(i).dot(model.weights()) + model.bias())))
         .sum();
-    Ok(loss / m + 0.5 * l2 * model.weights.iter().map(|w| w * w).sum::<f64>())
+    Ok(loss / m + 0.5 * l2 * model.weights().iter().map(|w| w * w).sum::<f64>())
 }

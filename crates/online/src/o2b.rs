@@ -111,18 +111,18 @@ impl O2bOnline {
     }
     /// Starts from `start` projected onto the cube instead of from 0 (warm start).
     pub fn starting_at(mut self, start: &LinearModel) -> Result<Self> {
-        if start.weights.len() != self.w.len() {
+        if start.weights().len() != self.w.len() {
             return Err(Error::shape(
                 "starting model weights vs budget features",
                 self.w.len(),
-                start.weights.len(),
+                start.weights().len(),
             ));
         }
         let c = self.c;
-        for (w, s) in self.w.iter_mut().zip(&start.weights) {
+        for (w, s) in self.w.iter_mut().zip(start.weights()) {
             *w = s.clamp(-c, c);
         }
-        self.b = start.bias.clamp(-c, c);
+        self.b = start.bias().clamp(-c, c);
         Ok(self)
     }
 
@@ -231,17 +231,13 @@ impl O2bOnline {
             .zip(&self.u)
             .map(|(&w, &u)| (w - u / t).clamp(-self.c, self.c))
             .collect();
-        LinearModel {
-            weights,
-            bias: (self.b - self.u_b / t).clamp(-self.c, self.c),
-        }
+        LinearModel::try_new(weights, (self.b - self.u_b / t).clamp(-self.c, self.c))
+            .expect("iterates are clamped to the box [-C, C]: finite")
     }
     /// The current (last) hypothesis `(w_{T+1}, b_{T+1})`.
     pub fn current(&self) -> LinearModel {
-        LinearModel {
-            weights: self.w.clone(),
-            bias: self.b,
-        }
+        LinearModel::try_new(self.w.clone(), self.b)
+            .expect("iterates are clamped to the box [-C, C]: finite")
     }
     /// Rounds observed so far.
     pub fn rounds(&self) -> u64 {
@@ -401,8 +397,8 @@ impl O2bParams {
         let model = online.averaged();
         let mut report = report_of(&online, start);
         report.objective = Some(online.budget.mean_worst_case_loss(
-            &model.weights,
-            model.bias,
+            model.weights(),
+            model.bias(),
             data,
         )?);
         let max_l1 = (0..m)

@@ -213,14 +213,14 @@ impl Fit for FdropParams {
 /// (`k = 0`: the SVM primal). For checks and reports.
 pub fn fdrop_objective(model: &LinearModel, data: &Dataset, c: f64, k: usize) -> Result<f64> {
     let y = data.binary_labels()?;
-    if model.weights.len() != data.n_features() {
+    if model.weights().len() != data.n_features() {
         return Err(Error::shape(
             "model weights vs data features",
             data.n_features(),
-            model.weights.len(),
+            model.weights().len(),
         ));
     }
-    let w = &model.weights;
+    let w = model.weights();
     let mut loss = 0.0;
     let mut harm = Vec::new();
     for i in 0..data.len() {
@@ -234,7 +234,7 @@ pub fn fdrop_objective(model: &LinearModel, data: &Dataset, c: f64, k: usize) ->
         );
         harm.sort_unstable_by(|a, b| b.total_cmp(a));
         let h: f64 = harm.iter().take(k).sum();
-        loss += (1.0 - yi * (x.dot(w) + model.bias) + h).max(0.0);
+        loss += (1.0 - yi * (x.dot(w) + model.bias()) + h).max(0.0);
     }
     Ok(0.5 * w.iter().map(|v| v * v).sum::<f64>() + c * loss)
 }

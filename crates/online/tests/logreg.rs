@@ -9,18 +9,20 @@ use common::gaussian_data;
 /// Central finite-difference gradient of the objective in (w, b).
 fn fd_gradient(model: &LinearModel, data: &Dataset, l2: f64) -> Vec<f64> {
     let h = 1e-6;
-    let n = model.weights.len();
+    let n = model.weights().len();
     (0..=n)
         .map(|k| {
-            let mut plus = model.clone();
-            let mut minus = model.clone();
-            if k < n {
-                plus.weights[k] += h;
-                minus.weights[k] -= h;
-            } else {
-                plus.bias += h;
-                minus.bias -= h;
-            }
+            let shifted = |d: f64| {
+                let mut w = model.weights().to_vec();
+                let mut b = model.bias();
+                if k < n {
+                    w[k] += d;
+                } else {
+                    b += d;
+                }
+                LinearModel::try_new(w, b).unwrap()
+            };
+            let (plus, minus) = (shifted(h), shifted(-h));
             (logreg_objective(&plus, data, l2).unwrap()
                 - logreg_objective(&minus, data, l2).unwrap())
                 / (2.0 * h)
@@ -52,12 +54,13 @@ fn stationary_point_with_and_without_intercept() {
             .fold(0.0f64, |a, v| a.max(v.abs()));
         assert!(gmax < 1e-6, "finite-difference gradient {g:?}");
         if !intercept {
-            assert_eq!(fitted.model.bias, 0.0);
+            assert_eq!(fitted.model.bias(), 0.0);
         }
         // a random perturbation never decreases the convex objective
-        let mut other = fitted.model.clone();
-        other.weights[0] += 1e-3;
-        other.bias += if intercept { -1e-3 } else { 0.0 };
+        let mut w = fitted.model.weights().to_vec();
+        w[0] += 1e-3;
+        let b = fitted.model.bias() + if intercept { -1e-3 } else { 0.0 };
+        let other = LinearModel::try_new(w, b).unwrap();
         assert!(logreg_objective(&other, &data, l2).unwrap() >= f);
     }
 }

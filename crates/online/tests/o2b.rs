@@ -17,7 +17,7 @@ fn mean_loss(budget: &FeatureBudget, model: &LinearModel, xs: &[Vec<f64>], ys: &
         .zip(ys)
         .map(|(x, &y)| {
             budget
-                .worst_case_deletion(&model.weights, model.bias, RowView::Dense(x), y, &mut s)
+                .worst_case_deletion(model.weights(), model.bias(), RowView::Dense(x), y, &mut s)
                 .loss
         })
         .sum::<f64>()
@@ -57,13 +57,7 @@ fn naive_o2b(
         .map(|j| hist.iter().map(|h| h.0[j]).sum::<f64>() / m)
         .collect();
     let bbar = hist.iter().map(|h| h.1).sum::<f64>() / m;
-    (
-        LinearModel {
-            weights: wbar,
-            bias: bbar,
-        },
-        total / m,
-    )
+    (LinearModel::try_new(wbar, bbar).unwrap(), total / m)
 }
 
 #[derive(Debug, Clone)]
@@ -172,7 +166,7 @@ proptest! {
             if st.adversarial {
                 // label against the current hypothesis' score (a score of 0 is labelled +1)
                 let cur = online.current();
-                let score = RowView::Dense(x).dot(&cur.weights) + cur.bias;
+                let score = RowView::Dense(x).dot(cur.weights()) + cur.bias();
                 ys[t] = if score > 0.0 { Sign::Neg } else { Sign::Pos };
             }
             online.observe(RowView::Dense(x), ys[t]).unwrap();
@@ -182,14 +176,8 @@ proptest! {
         let mut rng = rng_from_seed(st.seed ^ 0xABCD);
         let mut comparators = vec![LinearModel::zeros(n), online.averaged(), online.current()];
         for _ in 0..12 {
-            comparators.push(LinearModel {
-                weights: (0..n).map(|_| rng.random_range(-st.c..=st.c)).collect(),
-                bias: rng.random_range(-st.c..=st.c),
-            });
-            comparators.push(LinearModel {
-                weights: (0..n).map(|_| if rng.random_bool(0.5) { st.c } else { -st.c }).collect(),
-                bias: if rng.random_bool(0.5) { st.c } else { -st.c },
-            });
+            comparators.push(LinearModel::try_new((0..n).map(|_| rng.random_range(-st.c..=st.c)).collect(), rng.random_range(-st.c..=st.c)).unwrap());
+            comparators.push(LinearModel::try_new((0..n).map(|_| if rng.random_bool(0.5) { st.c } else { -st.c }).collect(), if rng.random_bool(0.5) { st.c } else { -st.c }).unwrap());
         }
         // a good comparator: many shuffled epochs of O2B on the same stream
         let data = Dataset::binary("s", DenseMatrix::from_rows(&st.xs).unwrap(), ys.clone()).unwrap();
@@ -203,7 +191,7 @@ proptest! {
             "online {online_avg} − best comparator {best} > bound {bound} (n {n}, m {m})");
         // every hypothesis stays in the cube
         let avg = online.averaged();
-        prop_assert!(avg.max_abs_weight() <= st.c && avg.bias.abs() <= st.c);
+        prop_assert!(avg.max_abs_weight() <= st.c && avg.bias().abs() <= st.c);
     }
 
     /// The lazy O(n)-memory averaging equals the naive average of every stored hypothesis.
@@ -217,10 +205,10 @@ proptest! {
         }
         let (naive, naive_loss) = naive_o2b(&budget, st.c, online.step(), &st.xs, &st.ys);
         let avg = online.averaged();
-        for (a, b) in avg.weights.iter().zip(&naive.weights) {
+        for (a, b) in avg.weights().iter().zip(naive.weights()) {
             prop_assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
         }
-        prop_assert!((avg.bias - naive.bias).abs() <= 1e-12);
+        prop_assert!((avg.bias() - naive.bias()).abs() <= 1e-12);
         prop_assert!((online.average_loss() - naive_loss).abs() <= 1e-12 * (1.0 + naive_loss));
     }
 }
@@ -287,7 +275,7 @@ fn streaming_equals_batch_and_is_reproducible() {
     );
     // warm start from the previous model
     let cont = p.fit_with(Some(batch.model.clone()), &data).unwrap();
-    assert_eq!(cont.model.weights.len(), 7);
+    assert_eq!(cont.model.weights().len(), 7);
 }
 
 #[test]
@@ -296,22 +284,19 @@ fn integral_budget_updates_only_kept_features() {
     let budget = FeatureBudget::uniform(3, 1.0).unwrap();
     let mut o = O2bOnline::new(budget, 1.0, 0.5)
         .unwrap()
-        .starting_at(&LinearModel {
-            weights: vec![1.0, 0.1, -0.2],
-            bias: 0.0,
-        })
+        .starting_at(&LinearModel::try_new(vec![1.0, 0.1, -0.2], 0.0).unwrap())
         .unwrap();
     // P = 2: feature 0 has y w_j x_j = 0.9 > v_j/P = 0.5 (worth deleting), the others do not
     let x = [0.9, 0.5, 0.5];
     o.observe(RowView::Dense(&x), Sign::Pos).unwrap();
-    let w = o.current().weights;
+    let w = o.current().weights().to_vec();
     // feature 0 has the largest y w_j x_j: deleted, untouched
     assert_eq!(w[0], 1.0);
     assert!(
         (w[1] - 0.35).abs() < 1e-15 && (w[2] - 0.05).abs() < 1e-15,
         "{w:?}"
     );
-    assert_eq!(o.current().bias, 0.5);
+    assert_eq!(o.current().bias(), 0.5);
 }
 
 #[test]

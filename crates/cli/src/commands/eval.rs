@@ -12,9 +12,9 @@ use bulwark_core::{Dataset, Error, LinearModel};
 use serde::Serialize;
 
 use crate::args::{AttackArg, AttackArgs, CertifyArgs, EvalArgs, EvalData};
-use crate::commands::model::{ModelFile, check_output_dir, write_atomic};
-use crate::commands::train::{task_of, values_of};
+use crate::commands::train::task_of;
 use crate::ui::Ui;
+use bulwark_models::{ModelFile, check_output_dir, feature_values, write_atomic};
 
 /// The model, and data prepared the way the model expects: the task (the model's training
 /// task unless `pair`/`positive` is given), the same feature count, the model's scaling.
@@ -27,6 +27,9 @@ pub(crate) fn prepare(
     ui: Ui,
 ) -> anyhow::Result<(ModelFile, LinearModel, Dataset)> {
     let (file, model) = ModelFile::read(model_path)?;
+    // the deletion attacks and certificates need explicit weights; every learner registered
+    // today trains a binary linear model
+    let model = model.into_linear("bulwark eval, certify, attack and predict")?;
     let (raw, _) = bulwark_data::load(data, dir)?;
     let (pair, positive) = match (pair, positive) {
         (None, None) => (
@@ -36,14 +39,14 @@ pub(crate) fn prepare(
         given => given,
     };
     let task = bulwark_data::binary_task(&raw, &task_of(pair, positive)?)?;
-    if task.n_features() != model.weights.len() {
+    if task.n_features() != model.weights().len() {
         return Err(Error::shape(
             format!(
                 "model {} vs data {}: feature count",
                 model_path.display(),
                 data
             ),
-            model.weights.len(),
+            model.weights().len(),
             task.n_features(),
         )
         .into());
@@ -95,12 +98,11 @@ fn prepare_common(
 fn values(common: &EvalData, file: &ModelFile, data: &Dataset) -> anyhow::Result<Vec<f64>> {
     if common.values == "model" {
         return Ok(file
-            .hyper_parameters
             .feature_values()
             .map(<[f64]>::to_vec)
             .unwrap_or_else(|| vec![1.0; data.n_features()]));
     }
-    values_of(&common.values, data)
+    Ok(feature_values(&common.values, data)?)
 }
 
 /// `eval --json` for one budget: the report plus what was evaluated.

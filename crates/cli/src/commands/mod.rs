@@ -7,7 +7,6 @@ mod data;
 mod demo;
 mod eval;
 mod lp;
-pub(crate) mod model;
 mod model_cmd;
 mod plot;
 mod predict;

@@ -3,7 +3,8 @@
 use std::io::Write;
 
 use crate::args::{ModelConvertArgs, ModelInfoArgs};
-use crate::commands::model::{Encoding, ModelFile, write_atomic};
+use bulwark_core::Classifier;
+use bulwark_models::{Encoding, ModelFile, write_atomic};
 
 pub(crate) fn info(args: &ModelInfoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let (file, model) = ModelFile::read(&args.model)?;
@@ -19,20 +20,25 @@ pub(crate) fn info(args: &ModelInfoArgs, out: &mut dyn Write) -> anyhow::Result<
         "format          {} version {} (written by bulwark {})",
         file.format, file.format_version, file.crate_version
     )?;
-    let kind = serde_json::to_value(file.model)?;
     writeln!(
         out,
         "algorithm       {} ({})",
         file.algorithm,
-        kind.as_str().unwrap_or("?")
+        file.model.name()
     )?;
     writeln!(out, "features        {}", file.n_features)?;
-    writeln!(
-        out,
-        "weights         |w|max {:.6}, bias {:.6}",
-        model.max_abs_weight(),
-        model.bias
-    )?;
+    writeln!(out, "classes         {}", model.n_classes())?;
+    if let Some(m) = model.as_linear() {
+        writeln!(
+            out,
+            "weights         |w|max {:.6}, bias {:.6}",
+            m.max_abs_weight(),
+            m.bias()
+        )?;
+    }
+    if !file.report.solver.is_empty() {
+        writeln!(out, "solver          {}", file.report.summary())?;
+    }
     writeln!(
         out,
         "hyper-params    {}",
@@ -40,11 +46,10 @@ pub(crate) fn info(args: &ModelInfoArgs, out: &mut dyn Write) -> anyhow::Result<
     )?;
     writeln!(
         out,
-        "trained on      {} ({} rows, classes -1 = {}, +1 = {}, scale {})",
+        "trained on      {} ({} rows, classes {}, scale {})",
         t.data,
         t.rows,
-        t.classes[0],
-        t.classes[1],
+        t.classes.join(", "),
         t.scale
             .map_or("none".to_string(), |s| format!("{s:?}").to_lowercase())
     )?;

@@ -13,7 +13,7 @@ use bulwark_eval::plot::{Curve, LinePlot};
 use serde::Deserialize;
 
 use crate::args::PlotArgs;
-use crate::commands::model::check_output_dir;
+use bulwark_models::check_output_dir;
 
 /// The fields of `eval --json` output that a plot needs.
 #[derive(Debug, Deserialize)]

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use crate::args::PredictArgs;
 use crate::commands::eval::prepare;
-use crate::commands::model::{check_output_dir, write_atomic};
 use crate::ui::Ui;
+use bulwark_models::{check_output_dir, write_atomic};
 
 #[derive(Debug, Serialize)]
 struct Prediction<'a> {

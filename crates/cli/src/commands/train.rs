@@ -4,16 +4,12 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use bulwark_core::{Classifier, Dataset, Error, FeatureValues, Fit, Location};
-use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load, mutual_information_values};
-use bulwark_deletion::{DsxLpParams, LpBackend};
-use bulwark_online::{FdropParams, LogregParams, O2bParams, SvmParams};
+use bulwark_core::{Classifier, Dataset};
+use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load};
+use bulwark_models::{Encoding, ModelFile, Training, check_output_dir, fingerprint, registry};
 use serde_json::json;
 
-use crate::args::{Algo, BackendArg, ScaleArg, TrainArgs};
-use crate::commands::model::{
-    Encoding, HyperParameters, ModelFile, Training, check_output_dir, fingerprint,
-};
+use crate::args::{ScaleArg, TrainArgs};
 use crate::ui::Ui;
 
 /// The binary task chosen by `--pair` / `--positive`.
@@ -28,48 +24,6 @@ pub(crate) fn task_of(pair: Option<&str>, positive: Option<&str>) -> anyhow::Res
         (None, Some(c)) => BinaryTask::Positive(c.to_string()),
         (None, None) => BinaryTask::Natural,
     })
-}
-
-/// Parses `--values`: `uniform`, `mi` (computed on `train`) or a file with one value per line.
-pub(crate) fn values_of(spec: &str, train: &Dataset) -> anyhow::Result<Vec<f64>> {
-    let n = train.n_features();
-    match spec {
-        "uniform" => Ok(vec![1.0; n]),
-        "mi" => Ok(mutual_information_values(train)?),
-        path => {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-            let mut v = Vec::new();
-            for (k, line) in text.lines().enumerate() {
-                let t = line.trim();
-                if t.is_empty() || t.starts_with('#') {
-                    continue;
-                }
-                let loc = || Location::source(path).line(k + 1);
-                let x: f64 = t.parse().map_err(|_| {
-                    Error::input(loc(), format!("expected a feature value, found `{t}`"))
-                })?;
-                if !(x.is_finite() && x >= 0.0) {
-                    return Err(Error::input(
-                        loc(),
-                        format!("feature value {x} must be finite and >= 0"),
-                    )
-                    .into());
-                }
-                v.push(x);
-            }
-            if v.len() != n {
-                return Err(Error::input(
-                    Location::source(path),
-                    format!(
-                        "{} feature values, but the data have {n} features (one value per line)",
-                        v.len()
-                    ),
-                )
-                .into());
-            }
-            Ok(v)
-        }
-    }
 }
 
 /// Training data prepared for a learner.
@@ -123,6 +77,8 @@ pub(crate) fn run(
     ui: Ui,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
+    let learner = registry::find(&args.algo)?;
+    let given = args.params.for_learner(learner)?;
     // refuse an unwritable output before any long computation
     Encoding::for_output(&args.out)?;
     check_output_dir(&args.out)?;
@@ -137,9 +93,7 @@ pub(crate) fn run(
         args.scale,
         dir,
     )?;
-    let values = values_of(&args.values, &train)?;
-    let tol = args.tolerance;
-    let algo = format!("{:?}", args.algo).to_lowercase();
+    let algo = learner.name();
     let spinner = ui.spinner(
         args.json,
         format!(
@@ -149,122 +103,15 @@ pub(crate) fn run(
             train.n_features()
         ),
     );
-    let (fitted, hyper) = match args.algo {
-        Algo::Lp => {
-            let backend = match args.backend {
-                BackendArg::Structured => LpBackend::Structured,
-                BackendArg::GenericSparse => LpBackend::GenericSparse,
-                BackendArg::Dense => LpBackend::Dense,
-            };
-            let params = DsxLpParams::new()
-                .budget(args.budget)
-                .c(args.c)
-                .values(FeatureValues::Given(values.clone()))
-                .backend(backend)
-                .chunks(args.chunks)
-                .seed(args.seed)
-                .tolerance(tol.unwrap_or(1e-8));
-            let hyper = HyperParameters::Lp {
-                budget: args.budget,
-                c: args.c,
-                values: args.values.clone(),
-                feature_values: values,
-                backend: format!("{:?}", args.backend).to_lowercase(),
-                chunks: args.chunks,
-                seed: args.seed,
-                tolerance: tol.unwrap_or(1e-8),
-            };
-            let fitted = if spinner.is_hidden() {
-                params.fit(&train)?
-            } else {
-                let pb = spinner.clone();
-                let mut progress = move |info: &bulwark_lp::IterationInfo| {
-                    pb.set_message(format!(
-                        "LP (4) interior point: iteration {}, gap {:.1e}, primal res {:.1e}",
-                        info.iter, info.gap, info.pres
-                    ));
-                    std::ops::ControlFlow::Continue(())
-                };
-                params.fit_with_progress(&train, Some(&mut progress))?
-            };
-            (fitted, hyper)
-        }
-        Algo::O2b => {
-            if args.epochs == 0 {
-                return Err(Error::param("epochs", 0, "at least 1").into());
-            }
-            let params = O2bParams::new()
-                .c(args.c)
-                .budget(args.budget)
-                .values(FeatureValues::Given(values.clone()))
-                .epochs(args.epochs)
-                .shuffle_seed(Some(args.seed));
-            let hyper = HyperParameters::O2b {
-                budget: args.budget,
-                c: args.c,
-                values: args.values.clone(),
-                feature_values: values,
-                epochs: args.epochs,
-                seed: args.seed,
-            };
-            (params.fit(&train)?, hyper)
-        }
-        Algo::Svm | Algo::Fdrop => {
-            let k = match args.k {
-                Some(k) => k,
-                None if args.budget.is_finite() && args.budget >= 0.0 => {
-                    args.budget.floor() as usize
-                }
-                None => {
-                    return Err(Error::param("budget", args.budget, "a finite number >= 0").into());
-                }
-            };
-            let (fitted, hyper) = if args.algo == Algo::Svm {
-                let mut p = SvmParams::new().c(args.c).seed(args.seed);
-                if let Some(t) = tol {
-                    p = p.tolerance(t);
-                }
-                (
-                    p.fit(&train)?,
-                    HyperParameters::Svm {
-                        c: args.c,
-                        seed: args.seed,
-                        tolerance: tol,
-                    },
-                )
-            } else {
-                let mut p = FdropParams::new().k(k).c(args.c).seed(args.seed);
-                if let Some(t) = tol {
-                    p = p.tolerance(t);
-                }
-                (
-                    p.fit(&train)?,
-                    HyperParameters::Fdrop {
-                        c: args.c,
-                        k,
-                        seed: args.seed,
-                        tolerance: tol,
-                    },
-                )
-            };
-            (fitted, hyper)
-        }
-        Algo::Logreg => {
-            let mut p = LogregParams::new()
-                .l2(args.l2)
-                .intercept(!args.no_intercept);
-            if let Some(t) = tol {
-                p = p.tolerance(t);
-            }
-            (
-                p.fit(&train)?,
-                HyperParameters::Logreg {
-                    l2: args.l2,
-                    intercept: !args.no_intercept,
-                    tolerance: tol,
-                },
-            )
-        }
+    let (fitted, hyper) = if spinner.is_hidden() {
+        registry::train_with_params(learner, &train, &given, None)?
+    } else {
+        let pb = spinner.clone();
+        let mut progress = move |msg: &str| {
+            pb.set_message(msg.to_string());
+            std::ops::ControlFlow::Continue(())
+        };
+        registry::train_with_params(learner, &train, &given, Some(&mut progress))?
     };
     spinner.finish_and_clear();
     let training_error = fitted.model.error_rate(&train)?;
@@ -281,6 +128,7 @@ pub(crate) fn run(
         fingerprint,
     };
     let mut file = ModelFile::new(
+        algo,
         &fitted.model,
         scaler,
         hyper,
@@ -293,8 +141,11 @@ pub(crate) fn run(
     let r = &fitted.report;
     if args.json {
         let mut obj = json!({
-            "algorithm": algo, "objective": r.objective, "iterations": r.iterations, "seconds": r.seconds,
-            "converged": r.converged, "training_error": training_error, "model": args.out.display().to_string(),
+            "algorithm": algo, "solver": r.solver, "converged": r.converged,
+            "tolerance": r.tolerance, "reached": r.reached, "fallbacks": r.fallbacks,
+            "objective": r.objective, "iterations": r.iterations, "seconds": r.seconds,
+            "training_error": training_error, "model": args.out.display().to_string(),
+            "model_kind": fitted.model.kind(),
             "rows": train.len(), "features": train.n_features(),
             "fingerprint": file.training.fingerprint,
         });
@@ -311,6 +162,7 @@ pub(crate) fn run(
             train.len(),
             train.n_features()
         )?;
+        writeln!(out, "solver          {}", r.summary())?;
         if let Some(o) = r.objective {
             writeln!(out, "objective       {o:.10}")?;
         }
@@ -320,6 +172,9 @@ pub(crate) fn run(
         writeln!(out, "seconds         {:.3}", r.seconds)?;
         writeln!(out, "training error  {training_error:.4}")?;
         writeln!(out, "model written to {}", args.out.display())?;
+    }
+    if !r.converged || r.fell_back() {
+        ui.warn(&format!("{algo}: {}", r.summary()));
     }
     Ok(())
 }

@@ -1,0 +1,129 @@
+//! The learners' hyper-parameters on the command line, built from the registry: every
+//! parameter any registered learner declares becomes a `--flag` of `bulwark train`, and the
+//! chosen learner accepts only its own (a flag it does not take is an error, never ignored).
+
+use bulwark_core::{HyperParams, Learner, ParamKind, ParamSpec};
+use bulwark_models::registry;
+use clap::builder::PossibleValuesParser;
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+
+/// `--algo`'s possible values: the registry's names.
+pub fn algo_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        registry::learners()
+            .iter()
+            .map(|l| clap::builder::PossibleValue::new(l.name()).help(l.about())),
+    )
+}
+
+/// The command-line flag of a parameter: its name with `-` for `_`; a switch whose presence
+/// means `false` is `--no-NAME`.
+pub fn flag_of(spec: &ParamSpec) -> String {
+    let name = spec.name.replace('_', "-");
+    match spec.kind {
+        ParamKind::Switch { value: false } => format!("no-{name}"),
+        _ => name,
+    }
+}
+
+/// Every parameter of every learner, once (the first declaration's help), with the learners
+/// that take it.
+fn all_params() -> Vec<(ParamSpec, Vec<&'static str>)> {
+    let mut out: Vec<(ParamSpec, Vec<&'static str>)> = Vec::new();
+    for l in registry::learners() {
+        for spec in l.params() {
+            match out.iter_mut().find(|(s, _)| s.name == spec.name) {
+                Some((_, who)) => who.push(l.name()),
+                None => out.push((*spec, vec![l.name()])),
+            }
+        }
+    }
+    out
+}
+
+/// The hyper-parameter flags given on the command line, unparsed: `(parameter, raw value)`.
+#[derive(Debug, Clone, Default)]
+pub struct LearnerArgs {
+    /// What the user typed, in the registry's order.
+    pub given: Vec<(String, String)>,
+}
+
+impl LearnerArgs {
+    /// The parameters for `learner`, parsed by their declared kinds; a flag the learner does not
+    /// take is a typed error naming it and listing the learner's flags.
+    pub fn for_learner(&self, learner: &dyn Learner) -> bulwark_core::Result<HyperParams> {
+        let mut params = HyperParams::new();
+        for (name, raw) in &self.given {
+            let Some(spec) = learner.params().iter().find(|s| s.name == name) else {
+                let flags: Vec<String> = learner
+                    .params()
+                    .iter()
+                    .map(|s| format!("--{}", flag_of(s)))
+                    .collect();
+                let spec = all_params()
+                    .into_iter()
+                    .find(|(s, _)| s.name == name)
+                    .map(|(s, _)| s);
+                return Err(bulwark_core::Error::param(
+                    spec.map_or_else(|| name.clone(), |s| format!("--{}", flag_of(&s))),
+                    raw,
+                    format!(
+                        "a flag of `{}` (it takes {})",
+                        learner.name(),
+                        flags.join(", ")
+                    ),
+                ));
+            };
+            params.set(spec.name, HyperParams::parse(spec, raw)?);
+        }
+        Ok(params)
+    }
+}
+
+impl FromArgMatches for LearnerArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut given = Vec::new();
+        for (spec, _) in all_params() {
+            if m.value_source(spec.name) != Some(ValueSource::CommandLine) {
+                continue;
+            }
+            let raw = match spec.kind {
+                ParamKind::Switch { .. } => String::new(),
+                _ => m.get_one::<String>(spec.name).cloned().unwrap_or_default(),
+            };
+            given.push((spec.name.to_string(), raw));
+        }
+        Ok(Self { given })
+    }
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for LearnerArgs {
+    fn augment_args(mut cmd: Command) -> Command {
+        for (spec, who) in all_params() {
+            let default = spec
+                .default
+                .map_or(String::new(), |d| format!("; default {d}"));
+            let help = format!("{} [{}{default}]", spec.help, who.join(", "));
+            let arg = Arg::new(spec.name)
+                .long(flag_of(&spec))
+                .help(help)
+                .help_heading("Learner parameters");
+            cmd = cmd.arg(match spec.kind {
+                ParamKind::Switch { .. } => arg.action(ArgAction::SetTrue),
+                _ => arg
+                    .action(ArgAction::Set)
+                    .value_name(spec.name.to_uppercase())
+                    .allow_negative_numbers(true),
+            });
+        }
+        cmd
+    }
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}

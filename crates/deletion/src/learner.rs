@@ -1,0 +1,147 @@
+//! The registration of the DSX LP (4) learner ([`bulwark_core::Learner`]) and the
+//! hyper-parameters it takes.
+
+use std::ops::ControlFlow;
+
+use bulwark_core::{
+    AnyModel, Dataset, Error, FeatureValues, Fitted, HyperParams, Learner, ParamKind, ParamSpec,
+    ProgressFn,
+};
+use bulwark_lp::IterationInfo;
+
+use crate::{DeletionError, DsxLpParams, LpBackend};
+
+/// DSX LP (4), solved by the structured interior-point method (with the fallbacks its report
+/// names).
+#[derive(Debug, Clone, Copy)]
+pub struct LpLearner;
+
+impl Learner for LpLearner {
+    fn name(&self) -> &'static str {
+        "lp"
+    }
+    fn title(&self) -> &'static str {
+        "LP"
+    }
+    fn about(&self) -> &'static str {
+        "the DSX robust LP (4), structured interior-point solver"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[
+            ParamSpec {
+                name: "C",
+                kind: ParamKind::Float,
+                default: Some("1"),
+                help: "box radius C > 0 (|w_j| <= C, |b| <= C)",
+            },
+            ParamSpec {
+                name: "budget",
+                kind: ParamKind::Float,
+                default: Some("1"),
+                help: "deletion budget N (0 <= N < total feature value)",
+            },
+            ParamSpec {
+                name: "values",
+                kind: ParamKind::FeatureValues,
+                default: Some("uniform"),
+                help: "feature values: uniform, mi (mutual information on the training data) or a file",
+            },
+            ParamSpec {
+                name: "backend",
+                kind: ParamKind::Text,
+                default: Some("structured"),
+                help: "LP backend: structured, engine-structured, generic-sparse or dense",
+            },
+            ParamSpec {
+                name: "chunks",
+                kind: ParamKind::Count,
+                default: None,
+                help: "ICML 2008 bagging: solve on K seeded chunks and average (default: one LP)",
+            },
+            ParamSpec {
+                name: "seed",
+                kind: ParamKind::Count,
+                default: Some("0"),
+                help: "seed of the chunking",
+            },
+            ParamSpec {
+                name: "tolerance",
+                kind: ParamKind::Float,
+                default: Some("1e-8"),
+                help: "relative residual and gap tolerance of the interior-point method",
+            },
+            ParamSpec {
+                name: "max_iter",
+                kind: ParamKind::Count,
+                default: Some("200"),
+                help: "interior-point iteration limit",
+            },
+        ];
+        P
+    }
+    fn fit(
+        &self,
+        data: &Dataset,
+        p: &HyperParams,
+        progress: Option<ProgressFn<'_>>,
+    ) -> bulwark_core::Result<Fitted<AnyModel>> {
+        let backend = match p.text("backend")? {
+            "structured" => LpBackend::Structured,
+            "engine-structured" => LpBackend::EngineStructured,
+            "generic-sparse" => LpBackend::GenericSparse,
+            "dense" => LpBackend::Dense,
+            other => {
+                return Err(Error::param(
+                    "backend",
+                    other,
+                    "structured, engine-structured, generic-sparse or dense",
+                ));
+            }
+        };
+        let max_iter = u32::try_from(p.count("max_iter")?).map_err(|_| {
+            Error::param(
+                "max_iter",
+                p.count("max_iter").unwrap_or(0),
+                "at most 2^32 - 1",
+            )
+        })?;
+        let params = DsxLpParams::new()
+            .budget(p.float("budget")?)
+            .c(p.float("C")?)
+            .values(FeatureValues::Given(p.floats("feature_values")?.to_vec()))
+            .backend(backend)
+            .chunks(p.count_opt("chunks")?.map(|k| k as usize))
+            .seed(p.count("seed")?)
+            .tolerance(p.float("tolerance")?)
+            .max_iter(max_iter);
+        let fitted = match progress {
+            None => params.fit_with_progress(data, None),
+            Some(cb) => {
+                let mut adapt = |info: &IterationInfo| -> ControlFlow<()> {
+                    cb(&format!(
+                        "LP (4) interior point: iteration {}, gap {:.1e}, primal res {:.1e}",
+                        info.iter, info.gap, info.pres
+                    ))
+                };
+                params.fit_with_progress(data, Some(&mut adapt))
+            }
+        }
+        .map_err(into_core)?;
+        Ok(Fitted {
+            model: AnyModel::Linear(fitted.model),
+            report: fitted.report,
+        })
+    }
+}
+
+/// A deletion error as the registry's error type: input and parameter errors keep their type,
+/// solver failures become [`Error::Numerical`] naming the learner.
+pub fn into_core(e: DeletionError) -> Error {
+    match e {
+        DeletionError::Core(e) => e,
+        other => Error::Numerical {
+            algorithm: "lp".into(),
+            message: other.to_string(),
+        },
+    }
+}
