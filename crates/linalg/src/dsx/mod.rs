@@ -1,0 +1,228 @@
+//! The block-arrow normal-equations solver for DSX LP (4) in natural inequality form
+//! (DSX eqs. (14)–(21), closed form of `dsx-normal-equations.md`).
+//!
+//! See `docs/design/linalg.md` for the algebra, the flop counts and the measurements; the
+//! variable ordering is on [`DsxSystem`]. The Schur complement `S` is accumulated by dense GEMM
+//! blocks or, for sparse rows, by a cache-blocked sparse scatter (chunks of examples × column
+//! bands of `S`, optionally on two threads, bit-identical across `Par`): see [`SchurKernel`] and
+//! `DsxSystem::schur_scatter`.
+//!
+//! One job per submodule: `settings` (options and their validation), `setup` (validated
+//! construction, buffer sizing), `example` (the per-example closed form, DSX eqs. (19)–(21)),
+//! `schur` (forming `S`, dense GEMM kernel), `scatter` (the blocked sparse-scatter kernel),
+//! `factor` (the Cholesky of `S`), `solve` (DSX eqs. (15)–(18)), `operator` (`H z`, `G z`,
+//! `Gᵀ y`), `refine` (PCG on the exact `H`), `cols` (dense vs CSR supports).
+
+// `!(x > 0.0)` is used on purpose: it is also true for NaN, which must be rejected.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
+mod cols;
+mod example;
+mod factor;
+mod operator;
+mod refine;
+mod scatter;
+mod schur;
+mod settings;
+mod setup;
+mod solve;
+#[cfg(test)]
+mod tests;
+
+use core::ops::Range;
+
+use faer::MatRef;
+
+pub use factor::FactorInfo;
+pub use refine::RefineInfo;
+pub use settings::{DsxSettings, DynamicRegularization, SchurKernel};
+
+use example::{ExampleFactor, Work};
+use scatter::ScatterPlan;
+
+/// The examples `x_i` (rows of `X`), borrowed.
+#[derive(Debug, Clone, Copy)]
+pub enum RowsRef<'a> {
+    /// Dense row-major `m × n` matrix. **Every** feature is in the support of every row
+    /// (`S_i = {0..n}`, no sparse reduction: this is LP (4) as printed). Pass CSR to get the
+    /// reduction to the non-zeros.
+    Dense {
+        /// Row-major values, length `m·n`.
+        data: &'a [f64],
+        /// Number of examples.
+        m: usize,
+        /// Number of features.
+        n: usize,
+    },
+    /// Compressed sparse rows. `S_i` is the set of **stored** columns of row `i` (explicit zeros
+    /// count as in the support). Column indices must be strictly increasing within a row.
+    Csr {
+        /// Row pointers, length `m + 1`, `indptr[0] = 0`, non-decreasing.
+        indptr: &'a [usize],
+        /// Column indices, length `indptr[m]`.
+        indices: &'a [usize],
+        /// Values, length `indptr[m]`.
+        values: &'a [f64],
+        /// Number of features.
+        n: usize,
+    },
+}
+
+/// The positive scalings of one IPM iteration. `H = Gᵀ diag(θ, φ) G + diag(ω, ω_b, σ, ρ, κ)`.
+///
+/// Per-non-zero slices (`phi`, `sigma`) follow the storage order of the rows: example by example,
+/// increasing column inside an example (for dense rows: `i·n + j`).
+#[derive(Debug, Clone, Copy)]
+pub struct DsxScalings<'a> {
+    /// `θ_i`, row `a_i` (length `m`, `≥ 0`).
+    pub theta: &'a [f64],
+    /// `φ_ij`, row `b_ij` (length `nnz`, `≥ 0`).
+    pub phi: &'a [f64],
+    /// `ω_j`, variable `w_j` (length `n`, `≥ 0`).
+    pub w_diag: &'a [f64],
+    /// `ω_b`, variable `b` (`≥ 0`, may be exactly 0: `b` is free).
+    pub b_diag: f64,
+    /// `σ_ij`, variable `α_ij` (length `nnz`, `> 0`, or `≥ 0` with static regularisation).
+    pub sigma: &'a [f64],
+    /// `ρ_i`, variable `λ_i` (length `m`).
+    pub rho: &'a [f64],
+    /// `κ_i`, variable `ξ_i` (length `m`).
+    pub kappa: &'a [f64],
+}
+
+/// The structured normal matrix `H` of DSX LP (4) with its factorisation (see the crate docs).
+///
+/// Variable-space vector `z` (length [`DsxSystem::len`]): `w_0..w_{n-1}`, `b`, then for each
+/// example `i`: `α_ij` for `j ∈ S_i` (increasing `j`), `λ_i`, `ξ_i`.
+#[derive(Debug)]
+pub struct DsxSystem {
+    m: usize,
+    n: usize,
+    dense: bool,
+    /// Row pointers into the per-non-zero arrays (`i·n` for dense rows).
+    indptr: Vec<usize>,
+    /// Column indices (empty for dense rows).
+    indices: Vec<usize>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    v: Vec<f64>,
+    p: f64,
+    p_eff: Vec<f64>,
+    v0: Vec<f64>,
+    sum_k2: f64,
+    settings: DsxSettings,
+    kernel: SchurKernel,
+    // --- factorisation ---
+    inv_delta: Vec<f64>,
+    phi: Vec<f64>,
+    ex: Vec<ExampleFactor>,
+    /// Column-major `(n+1)²`: `S`, then its Cholesky factor (lower triangle).
+    s: Vec<f64>,
+    /// `1/√S_jj`, the Jacobi scaling of `S` before its factorisation (length `n + 1`).
+    jacobi: Vec<f64>,
+    /// Expected pivot signs of the `LDLᵀ` of the scaled `S` (all `+1`: it is positive
+    /// definite), for faer's dynamic regularisation.
+    signs: Vec<i8>,
+    g1: Vec<f64>,
+    g2: Vec<f64>,
+    /// Chunks, bands and buffers of the blocked sparse-scatter kernel (empty for the GEMM kernel).
+    scatter: ScatterPlan,
+    /// Per-thread scratch (`[0]` and `[1]` also serve the two halves of a solve).
+    work: [Work; 2],
+    /// First example of the second half of the solve passes (halves of equal non-zeros).
+    solve_mid: usize,
+    /// The second half's accumulator of `r_B` in a solve (length `n + 1`).
+    rb_part: Vec<f64>,
+    mem: crate::error::Scratch,
+    factored: bool,
+    // --- refinement scratch ---
+    refine: [Vec<f64>; 5],
+}
+
+impl DsxSystem {
+    /// Number of examples `m`.
+    pub fn m(&self) -> usize {
+        self.m
+    }
+
+    /// Number of features `n`.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of stored non-zeros `Σ_i |S_i|` (`m·n` for dense rows).
+    pub fn nnz(&self) -> usize {
+        self.x.len()
+    }
+
+    /// Dimension of the variable space: `n + 1 + Σ_i (|S_i| + 2)`.
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
+        self.n + 1 + self.nnz() + 2 * self.m
+    }
+
+    /// Number of constraint rows of `G`: `m + nnz` (rows `a_i`, `b_ij`).
+    pub fn n_rows(&self) -> usize {
+        self.m + self.nnz()
+    }
+
+    /// Range of example `i`'s entries in the per-non-zero arrays (`phi`, `sigma`, values).
+    pub fn nz_range(&self, i: usize) -> Range<usize> {
+        self.indptr[i]..self.indptr[i + 1]
+    }
+
+    /// Offset of example `i`'s block `(α_i, λ_i, ξ_i)` in the variable space
+    /// (`n + 1 + nz_range(i).start + 2i`); `λ_i` is at `offset + |S_i|`, `ξ_i` at `+ 1`.
+    pub fn example_offset(&self, i: usize) -> usize {
+        self.n + 1 + self.indptr[i] + 2 * i
+    }
+
+    /// Offset of example `i`'s rows `(a_i, b_ij..)` in the row space (`nz_range(i).start + i`);
+    /// `a_i` first, then `b_ij` in increasing `j`.
+    pub fn row_offset(&self, i: usize) -> usize {
+        self.indptr[i] + i
+    }
+
+    /// The support `S_i` of example `i` (increasing columns).
+    pub fn support(&self, i: usize) -> impl ExactSizeIterator<Item = usize> + '_ {
+        let r = self.nz_range(i);
+        let dense = self.dense;
+        let idx: &[usize] = if dense { &[] } else { &self.indices[r.clone()] };
+        (0..r.len()).map(move |a| if dense { a } else { idx[a] })
+    }
+
+    /// `V0_i = Σ_{j ∉ S_i} v_j`.
+    pub fn v0(&self, i: usize) -> f64 {
+        self.v0[i]
+    }
+
+    /// `P_i = P − V0_i` (may be `≤ 0`).
+    pub fn p_eff(&self, i: usize) -> f64 {
+        self.p_eff[i]
+    }
+
+    /// The budget `P`.
+    pub fn p(&self) -> f64 {
+        self.p
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &DsxSettings {
+        &self.settings
+    }
+
+    /// The resolved Schur kernel.
+    pub fn kernel(&self) -> SchurKernel {
+        self.kernel
+    }
+
+    /// Lower triangle of the Cholesky factor `L` of `S` (after a successful factor).
+    pub fn schur_factor(&self) -> MatRef<'_, f64> {
+        MatRef::from_column_major_slice(&self.s, self.n + 1, self.n + 1)
+    }
+}
+
+/// Seeded scalings for the unit tests, shared with the benches.
+#[cfg(test)]
+#[path = "../../benches/support/scalings.rs"]
+mod test_scalings;

@@ -1,0 +1,156 @@
+//! Forming the Schur complement `S` onto `(w, b)` (DSX eq. (16), closed form): the driver, its
+//! diagonal and `b` row, and the dense GEMM kernel ([`SchurKernel::DenseGemm`]).
+
+use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri_matmul};
+use faer::prelude::ReborrowMut;
+use faer::{Accum, MatMut, MatRef};
+
+use super::example::{Shared, factor_range};
+use super::{DsxScalings, DsxSystem, SchurKernel};
+use crate::error::Result;
+
+impl DsxSystem {
+    /// Zeroes `S` and the per-thread accumulators.
+    pub(super) fn reset_schur(&mut self) {
+        self.s.iter_mut().for_each(|e| *e = 0.0);
+        for wk in &mut self.work {
+            wk.acc_diag.iter_mut().for_each(|e| *e = 0.0);
+            wk.acc_wb.iter_mut().for_each(|e| *e = 0.0);
+        }
+    }
+
+    /// Adds the closed-form diagonal and the b row (accumulated contiguously in `work`), then
+    /// `ω + δ`, clamps `S_jj` to its exact lower bound `ω_j + δ` (each example's contribution is
+    /// PSD) and sets `S_bb = ω_b + δ + Σ τ_i` (`sbb`). Returns the number of clamped entries.
+    pub(super) fn finish_schur(&mut self, sc: &DsxScalings<'_>, sbb: f64) -> usize {
+        let n = self.n;
+        let n1 = n + 1;
+        let delta = self.settings.static_regularization;
+        let [w0, w1] = &self.work;
+        for j in 0..n {
+            self.s[j * n1 + j] += w0.acc_diag[j] + w1.acc_diag[j];
+            self.s[j * n1 + n] = w0.acc_wb[j] + w1.acc_wb[j];
+        }
+        let mut clamped = 0;
+        for j in 0..n {
+            let lower = sc.w_diag[j] + delta;
+            let e = &mut self.s[j * n1 + j];
+            *e += lower;
+            if *e < lower {
+                *e = lower;
+                clamped += 1;
+            }
+        }
+        self.s[n * n1 + n] = sbb;
+        clamped
+    }
+
+    /// Forms the lower triangle of `S` (validated scalings); returns the clamped diagonals.
+    pub(super) fn form_schur(&mut self, sc: &DsxScalings<'_>) -> Result<usize> {
+        self.reset_schur();
+        let delta = self.settings.static_regularization;
+        // Diagonal of S_ww: ω_j + δ + Σ_i φ_ij x_ij² (σ_ij+δ)/Δ_ij (into `acc_diag`); the two
+        // rank-one families go into the lower triangle of `s`, S_wb into `acc_wb`.
+        let mut sbb = sc.b_diag + delta;
+        match self.kernel {
+            SchurKernel::SparseScatter => self.schur_scatter(sc, &mut sbb)?,
+            _ => self.schur_gemm(sc, &mut sbb)?,
+        }
+        Ok(self.finish_schur(sc, sbb))
+    }
+
+    /// The dense GEMM kernel (BLAS-3 on blocks of `chunk_rows` examples); adds `Σ τ_i` to
+    /// `sbb`.
+    fn schur_gemm(&mut self, sc: &DsxScalings<'_>, sbb: &mut f64) -> Result<()> {
+        let n = self.n;
+        let n1 = n + 1;
+        // With `Par::Rayon` the per-example pass of each block runs on two threads.
+        let split = self.settings.threads >= 2;
+        let chunk = self.settings.chunk_rows.min(self.m).max(1);
+        let sh = Shared {
+            n,
+            dense: self.dense,
+            delta: self.settings.static_regularization,
+            gemm: true,
+            indptr: &self.indptr,
+            indices: &self.indices,
+            x: &self.x,
+            v: &self.v,
+            y: &self.y,
+            p_eff: &self.p_eff,
+        };
+        let mut i0 = 0;
+        while i0 < self.m {
+            let i1 = (i0 + chunk).min(self.m);
+            let c = i1 - i0;
+            if !self.dense {
+                self.g1[..n * c].iter_mut().for_each(|e| *e = 0.0);
+                self.g2[..n * c].iter_mut().for_each(|e| *e = 0.0);
+            }
+            let (nz0, nz1) = (self.indptr[i0], self.indptr[i1]);
+            let inv = &mut self.inv_delta[nz0..nz1];
+            let ph = &mut self.phi[nz0..nz1];
+            let ex = &mut self.ex[i0..i1];
+            let (g1, g2) = (&mut self.g1[..n * c], &mut self.g2[..n * c]);
+            let [w0, w1] = &mut self.work;
+            if c >= 2 {
+                // the two halves always accumulate separately (diagonal, b column, Σ τ_i), on
+                // two threads or one, so the factor does not depend on `par`
+                let mid = i0 + c / 2;
+                let cut = self.indptr[mid] - nz0;
+                let (inv_a, inv_b) = inv.split_at_mut(cut);
+                let (ph_a, ph_b) = ph.split_at_mut(cut);
+                let (ex_a, ex_b) = ex.split_at_mut(mid - i0);
+                let (g1a, g1b) = g1.split_at_mut(n * (mid - i0));
+                let (g2a, g2b) = g2.split_at_mut(n * (mid - i0));
+                let (ra, rb) = if split {
+                    std::thread::scope(|scope| {
+                        let h = scope.spawn(|| {
+                            factor_range(&sh, sc, mid, i1, 0.0, inv_b, ph_b, ex_b, g1b, g2b, w1)
+                        });
+                        let ra =
+                            factor_range(&sh, sc, i0, mid, 0.0, inv_a, ph_a, ex_a, g1a, g2a, w0);
+                        (ra, h.join().expect("per-example worker panicked"))
+                    })
+                } else {
+                    let ra = factor_range(&sh, sc, i0, mid, 0.0, inv_a, ph_a, ex_a, g1a, g2a, w0);
+                    let rb = factor_range(&sh, sc, mid, i1, 0.0, inv_b, ph_b, ex_b, g1b, g2b, w1);
+                    (ra, rb)
+                };
+                *sbb += ra?;
+                *sbb += rb?;
+            } else {
+                *sbb += factor_range(&sh, sc, i0, i1, 0.0, inv, ph, ex, g1, g2, w0)?;
+            }
+            let smat = MatMut::from_column_major_slice_mut(&mut self.s, n1, n1);
+            let g2 = MatRef::from_column_major_slice(&self.g2[..n * c], n, c);
+            let g1 = MatRef::from_column_major_slice(&self.g1[..n * c], n, c);
+            let mut sww = smat.submatrix_mut(0, 0, n, n);
+            // S_ww += G2 G2ᵀ − G1 G1ᵀ (lower triangles): BLAS-3.
+            tri_matmul(
+                sww.rb_mut(),
+                BlockStructure::TriangularLower,
+                Accum::Add,
+                g2,
+                BlockStructure::Rectangular,
+                g2.transpose(),
+                BlockStructure::Rectangular,
+                1.0,
+                self.settings.par,
+            );
+            tri_matmul(
+                sww,
+                BlockStructure::TriangularLower,
+                Accum::Add,
+                g1,
+                BlockStructure::Rectangular,
+                g1.transpose(),
+                BlockStructure::Rectangular,
+                -1.0,
+                self.settings.par,
+            );
+            i0 = i1;
+        }
+        Ok(())
+    }
+}

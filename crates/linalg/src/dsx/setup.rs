@@ -1,0 +1,321 @@
+//! Construction and reconfiguration of a [`DsxSystem`]: validation of the rows, labels, budget,
+//! settings and scalings, and the sizing of every buffer (no allocation after this).
+
+use faer::linalg::cholesky::ldlt::factor::cholesky_in_place_scratch;
+
+use super::example::{ExampleFactor, NO_REC, Work};
+use super::scatter::{SCATTER_BAND_DOUBLES, SCATTER_CHUNK_NNZ, SCATTER_PASS_COST, ScatterPlan};
+use super::settings::validate_settings;
+use super::{DsxScalings, DsxSettings, DsxSystem, RowsRef, SchurKernel};
+use crate::error::{LinalgError, Result, check_finite, check_len, check_nonneg};
+
+/// Validated internal copy of the rows.
+struct Rows {
+    m: usize,
+    n: usize,
+    dense: bool,
+    indptr: Vec<usize>,
+    indices: Vec<usize>,
+    x: Vec<f64>,
+}
+
+fn validate_rows(rows: RowsRef<'_>) -> Result<Rows> {
+    match rows {
+        RowsRef::Dense { data, m, n } => {
+            if m == 0 {
+                return Err(LinalgError::EmptyDimension { name: "m" });
+            }
+            if n == 0 {
+                return Err(LinalgError::EmptyDimension { name: "n" });
+            }
+            check_len("rows.data", m * n, data.len())?;
+            check_finite("rows.data", data)?;
+            Ok(Rows {
+                m,
+                n,
+                dense: true,
+                indptr: (0..=m).map(|i| i * n).collect(),
+                indices: Vec::new(),
+                x: data.to_vec(),
+            })
+        }
+        RowsRef::Csr {
+            indptr,
+            indices,
+            values,
+            n,
+        } => {
+            if indptr.len() < 2 {
+                return Err(LinalgError::EmptyDimension { name: "m" });
+            }
+            if n == 0 {
+                return Err(LinalgError::EmptyDimension { name: "n" });
+            }
+            let m = indptr.len() - 1;
+            if indptr[0] != 0 {
+                return Err(LinalgError::InvalidCsr {
+                    row: 0,
+                    reason: "indptr[0] must be 0",
+                });
+            }
+            let nnz = indptr[m];
+            check_len("rows.indices", nnz, indices.len())?;
+            check_len("rows.values", nnz, values.len())?;
+            check_finite("rows.values", values)?;
+            for i in 0..m {
+                if indptr[i + 1] < indptr[i] {
+                    return Err(LinalgError::InvalidCsr {
+                        row: i,
+                        reason: "indptr must be non-decreasing",
+                    });
+                }
+            }
+            for i in 0..m {
+                let cols = &indices[indptr[i]..indptr[i + 1]];
+                for (a, &j) in cols.iter().enumerate() {
+                    if j >= n {
+                        return Err(LinalgError::InvalidCsr {
+                            row: i,
+                            reason: "column index >= n",
+                        });
+                    }
+                    if a > 0 && cols[a - 1] >= j {
+                        return Err(LinalgError::InvalidCsr {
+                            row: i,
+                            reason: "column indices must be strictly increasing",
+                        });
+                    }
+                }
+            }
+            Ok(Rows {
+                m,
+                n,
+                dense: false,
+                indptr: indptr.to_vec(),
+                indices: indices.to_vec(),
+                x: values.to_vec(),
+            })
+        }
+    }
+}
+
+impl DsxSystem {
+    /// Validates and copies the data; sizes every buffer. `O(nnz + n²)` memory.
+    ///
+    /// `y_i ∈ {−1, +1}`, `v_j ≥ 0` finite, `p > 0` finite.
+    pub fn try_new(rows: RowsRef<'_>, y: &[f64], v: &[f64], p: f64) -> Result<Self> {
+        Self::try_new_with(rows, y, v, p, DsxSettings::default())
+    }
+
+    /// As [`DsxSystem::try_new`] with explicit settings.
+    pub fn try_new_with(
+        rows: RowsRef<'_>,
+        y: &[f64],
+        v: &[f64],
+        p: f64,
+        settings: DsxSettings,
+    ) -> Result<Self> {
+        let Rows {
+            m,
+            n,
+            dense,
+            indptr,
+            indices,
+            x,
+        } = validate_rows(rows)?;
+        check_len("y", m, y.len())?;
+        for (index, &value) in y.iter().enumerate() {
+            if value != 1.0 && value != -1.0 {
+                return Err(LinalgError::InvalidValue {
+                    name: "y",
+                    index,
+                    value,
+                    reason: "labels must be -1 or +1",
+                });
+            }
+        }
+        check_len("v", n, v.len())?;
+        check_nonneg("v", v)?;
+        if !(p.is_finite() && p > 0.0) {
+            return Err(LinalgError::InvalidValue {
+                name: "p",
+                index: 0,
+                value: p,
+                reason: "must be finite and > 0",
+            });
+        }
+        validate_settings(&settings)?;
+        let nnz = x.len();
+        let mut p_eff = vec![0.0; m];
+        let mut v0 = vec![0.0; m];
+        let mut max_k = 0;
+        let mut sum_k2 = 0.0;
+        for i in 0..m {
+            let k = indptr[i + 1] - indptr[i];
+            max_k = max_k.max(k);
+            sum_k2 += (k * k) as f64;
+            // V0_i = Σ_{j∉S_i} v_j, computed directly (not vsum − vin) to avoid cancellation.
+            let v0i = if dense || k == n {
+                0.0
+            } else {
+                let mut acc = 0.0;
+                let cols = &indices[indptr[i]..indptr[i + 1]];
+                let mut a = 0;
+                for (j, &vj) in v.iter().enumerate() {
+                    if a < cols.len() && cols[a] == j {
+                        a += 1;
+                    } else {
+                        acc += vj;
+                    }
+                }
+                acc
+            };
+            v0[i] = v0i;
+            p_eff[i] = p - v0i;
+        }
+        let n1 = n + 1;
+        let kernel = match settings.kernel {
+            SchurKernel::Auto => {
+                if !dense && sum_k2 * 16.0 < (m as f64) * (n1 * n1) as f64 {
+                    SchurKernel::SparseScatter
+                } else {
+                    SchurKernel::DenseGemm
+                }
+            }
+            k => k,
+        };
+        let chunk = settings.chunk_rows.min(m);
+        let (g1, g2) = if kernel == SchurKernel::DenseGemm {
+            (vec![0.0; n * chunk], vec![0.0; n * chunk])
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let scatter = if kernel == SchurKernel::SparseScatter {
+            ScatterPlan::new(
+                n,
+                dense,
+                &indptr,
+                &indices,
+                settings.threads >= 2,
+                SCATTER_CHUNK_NNZ,
+                SCATTER_BAND_DOUBLES,
+                SCATTER_PASS_COST,
+            )
+        } else {
+            ScatterPlan::default()
+        };
+        let req = cholesky_in_place_scratch::<f64>(n1, settings.par, Default::default());
+        let len = n1 + nnz + 2 * m;
+        // the solve passes' halves: the first example at or past half the non-zeros
+        let solve_mid = indptr[..m].partition_point(|&q| 2 * q < nnz);
+        Ok(Self {
+            m,
+            n,
+            dense,
+            indptr,
+            indices,
+            x,
+            y: y.to_vec(),
+            v: v.to_vec(),
+            p,
+            p_eff,
+            v0,
+
+            sum_k2,
+            settings,
+            kernel,
+            inv_delta: vec![0.0; nnz],
+            phi: vec![0.0; nnz],
+            ex: vec![
+                ExampleFactor {
+                    p11: 0.0,
+                    p12: 0.0,
+                    p22: 0.0,
+                    inv_kappa: 0.0,
+                    inv_theta: 0.0,
+                    rec: NO_REC,
+                };
+                m
+            ],
+            s: vec![0.0; n1 * n1],
+            jacobi: vec![0.0; n1],
+            signs: vec![1; n1],
+            g1,
+            g2,
+            scatter,
+            work: [Work::new(n, max_k), Work::new(n, max_k)],
+            solve_mid,
+            rb_part: vec![0.0; n + 1],
+            mem: crate::error::Scratch::new(req),
+            factored: false,
+            refine: [
+                vec![0.0; len],
+                vec![0.0; len],
+                vec![0.0; len],
+                vec![0.0; len],
+                vec![0.0; len],
+            ],
+        })
+    }
+
+    /// Changes the settings (no reallocation unless `kernel`/`chunk_rows` change the buffers;
+    /// invalidates the factorisation).
+    pub fn set_settings(&mut self, settings: DsxSettings) -> Result<()> {
+        validate_settings(&settings)?;
+        let n1 = self.n + 1;
+        let kernel = match settings.kernel {
+            SchurKernel::Auto => {
+                if !self.dense && self.sum_k2 * 16.0 < (self.m as f64) * (n1 * n1) as f64 {
+                    SchurKernel::SparseScatter
+                } else {
+                    SchurKernel::DenseGemm
+                }
+            }
+            k => k,
+        };
+        let chunk = settings.chunk_rows.min(self.m);
+        if kernel == SchurKernel::DenseGemm {
+            self.g1.resize(self.n * chunk, 0.0);
+            self.g2.resize(self.n * chunk, 0.0);
+        }
+        let two = settings.threads >= 2;
+        if kernel == SchurKernel::SparseScatter
+            && (self.scatter.chunks.is_empty() || (two && self.scatter.g1[1].is_empty()))
+        {
+            self.scatter = ScatterPlan::new(
+                self.n,
+                self.dense,
+                &self.indptr,
+                &self.indices,
+                two,
+                SCATTER_CHUNK_NNZ,
+                SCATTER_BAND_DOUBLES,
+                SCATTER_PASS_COST,
+            );
+        }
+        let req = cholesky_in_place_scratch::<f64>(n1, settings.par, Default::default());
+        self.mem = crate::error::Scratch::new(req);
+        self.kernel = kernel;
+        self.settings = settings;
+        self.factored = false;
+        Ok(())
+    }
+
+    pub(super) fn check_scalings(&self, s: &DsxScalings<'_>) -> Result<()> {
+        let (m, n, nnz) = (self.m, self.n, self.nnz());
+        check_len("theta", m, s.theta.len())?;
+        check_len("phi", nnz, s.phi.len())?;
+        check_len("w_diag", n, s.w_diag.len())?;
+        check_len("sigma", nnz, s.sigma.len())?;
+        check_len("rho", m, s.rho.len())?;
+        check_len("kappa", m, s.kappa.len())?;
+        check_nonneg("theta", s.theta)?;
+        check_nonneg("phi", s.phi)?;
+        check_nonneg("w_diag", s.w_diag)?;
+        check_nonneg("b_diag", core::slice::from_ref(&s.b_diag))?;
+        check_nonneg("sigma", s.sigma)?;
+        check_nonneg("rho", s.rho)?;
+        check_nonneg("kappa", s.kappa)?;
+        Ok(())
+    }
+}
