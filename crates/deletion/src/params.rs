@@ -291,7 +291,12 @@ impl DsxLp {
         let layout = Lp4::new(data, budget, self.c)?;
         let n = layout.n();
         let one = if self.backend == LpBackend::Structured {
-            let out = DsxIpm::new(&layout, self.threads)?.solve(
+            let out = DsxIpm::new(
+                &layout,
+                self.threads,
+                &crate::ipm::DsxIpmSettings::default(),
+            )?
+            .solve(
                 IpmOptions {
                     tolerance: self.tolerance,
                     max_iter: self.max_iter,
