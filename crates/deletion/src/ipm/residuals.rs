@@ -222,12 +222,10 @@ impl Termination {
         }
         self.best_dres = best.min(dres);
         if iter >= self.opts.max_iter {
-            let reason = format!("{iter} iterations");
-            return Some((Status::IterationLimit, Some(reason)));
+            return Some((Status::IterationLimit, None));
         }
         if start.elapsed().as_secs_f64() > self.opts.time_limit {
-            let reason = format!("{} s", self.opts.time_limit);
-            return Some((Status::TimeLimit, Some(reason)));
+            return Some((Status::TimeLimit, None));
         }
         None
     }
