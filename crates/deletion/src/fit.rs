@@ -371,31 +371,19 @@ impl DsxLp {
             let solved = self.solve_one(part, &budget, progress.as_mut().map(|p| &mut **p as _));
             let (model, answer, layout) = match solved {
                 Ok(one) => one,
-                Err(DeletionError::NotSolved {
-                    solver,
-                    fallbacks,
-                    reason,
-                    status,
-                    iterations,
-                    primal_residual,
-                    dual_residual,
-                    gap,
-                }) => {
-                    // the earlier chunks' fallbacks, then this chunk's
-                    let mut all = std::mem::take(&mut diag.fallbacks);
-                    all.extend(fallbacks.into_iter().map(chunk_label));
-                    return Err(DeletionError::NotSolved {
-                        solver: chunk_label(solver),
-                        fallbacks: all,
-                        reason,
-                        status,
-                        iterations,
-                        primal_residual,
-                        dual_residual,
-                        gap,
-                    });
+                Err(mut e) => {
+                    if let DeletionError::NotSolved {
+                        solver, fallbacks, ..
+                    } = &mut e
+                    {
+                        // the earlier chunks' fallbacks, then this chunk's
+                        let mine = std::mem::take(fallbacks).into_iter().map(chunk_label);
+                        *fallbacks = std::mem::take(&mut diag.fallbacks);
+                        fallbacks.extend(mine);
+                        *solver = chunk_label(std::mem::take(solver));
+                    }
+                    return Err(e);
                 }
-                Err(e) => return Err(e),
             };
             let sol = &answer.run;
             model

@@ -575,21 +575,13 @@ fn without_fallbacks_the_failure_is_a_typed_error_naming_the_solver() {
         .fallback(false)
         .fit(&data)
         .unwrap_err();
-    match &e {
-        DeletionError::NotSolved {
-            solver,
-            fallbacks,
-            status,
-            iterations,
-            ..
-        } => {
-            assert_eq!(solver, "dsx-ipm");
-            assert!(fallbacks.is_empty(), "{fallbacks:?}");
-            assert_eq!(status, "iteration_limit");
-            assert_eq!(*iterations, 3);
-        }
-        other => panic!("{other}"),
-    }
+    let (solver, fallbacks) = not_solved(&e, "iteration_limit");
+    assert_eq!(solver, "dsx-ipm");
+    assert!(fallbacks.is_empty(), "{fallbacks:?}");
+    assert!(
+        matches!(e, DeletionError::NotSolved { iterations: 3, .. }),
+        "{e}"
+    );
     assert!(e.to_string().contains("not solved by dsx-ipm"), "{e}");
     // the same fit with the fit-wide limit of 3: every solver of the chain stops at it, and
     // the error names the last one tried (the equilibrated generic engine, which hands over
@@ -599,23 +591,26 @@ fn without_fallbacks_the_failure_is_a_typed_error_naming_the_solver() {
         .max_iter(3)
         .fit(&data)
         .unwrap_err();
-    match &e {
+    let (solver, fallbacks) = not_solved(&e, "iteration_limit");
+    assert_eq!(solver, "hsd-engine/generic-ldl", "{e}");
+    assert_eq!(fallbacks.len(), 2, "{e}");
+    assert!(fallbacks[0].starts_with("dsx-ipm: iteration_limit"), "{e}");
+    assert!(
+        fallbacks[1].starts_with("hsd-engine/structured: iteration_limit"),
+        "{e}"
+    );
+}
+
+/// The solver and the earlier attempts of a `NotSolved` error with `status`.
+fn not_solved<'a>(e: &'a DeletionError, status: &str) -> (&'a str, &'a [String]) {
+    match e {
         DeletionError::NotSolved {
             solver,
             fallbacks,
-            status,
+            status: s,
             ..
-        } => {
-            assert_eq!(solver, "hsd-engine/generic-ldl", "{e}");
-            assert_eq!(status, "iteration_limit", "{e}");
-            assert_eq!(fallbacks.len(), 2, "{e}");
-            assert!(fallbacks[0].starts_with("dsx-ipm: iteration_limit"), "{e}");
-            assert!(
-                fallbacks[1].starts_with("hsd-engine/structured: iteration_limit"),
-                "{e}"
-            );
-        }
-        other => panic!("{other}"),
+        } if s == status => (solver, fallbacks),
+        other => panic!("expected NotSolved with status {status}: {other}"),
     }
 }
 
@@ -637,6 +632,18 @@ fn bagging_reports_each_chunks_fallback() {
         );
     }
     assert!(r.converged);
+    // without fallbacks the first chunk's failure is the error, naming its chunk
+    let e = three_ipm_iterations()
+        .chunks(Some(3))
+        .seed(4)
+        .fallback(false)
+        .fit(&data)
+        .unwrap_err();
+    assert_eq!(
+        not_solved(&e, "iteration_limit").0,
+        "chunk 0: dsx-ipm",
+        "{e}"
+    );
 }
 
 #[test]

@@ -83,7 +83,7 @@ impl DsxIpm<'_> {
             // linear-solve accuracy (relative to the right-hand side): well below the residuals
             // still to remove. (An absolute target on the dual residual was tried: it made the
             // solves 5-10x slower at MNIST scale without curing the breakdowns, which the
-            // fallback in `params.rs` handles.)
+            // fallback chain in `fit.rs` handles.)
             let st = &self.settings;
             let tol = (st.solve_accuracy * pres.max(dres).max(gap))
                 .clamp(st.solve_tol_min, st.solve_tol_max);
