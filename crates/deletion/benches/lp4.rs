@@ -28,7 +28,9 @@ fn bench(c: &mut Criterion) {
         let params = DsxLpParams::new()
             .budget(n as f64 / 10.0)
             .c(1.0)
-            .values(FeatureValues::Uniform);
+            .values(FeatureValues::Uniform)
+            // each benchmark times its named solver only (a fallback would be an error)
+            .fallback(false);
         g.bench_with_input(
             BenchmarkId::new("structured", format!("{m}x{n}")),
             &data,

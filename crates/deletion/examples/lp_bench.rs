@@ -3,10 +3,14 @@
 //! `lp_bench <case> <out.json> [<lp.mps>]` builds a seeded instance, optionally writes the exact
 //! LP it solves as free MPS (for the HiGHS peer), solves it with the structured backend, and
 //! records, in the same process: solve time, iterations, objective, the time of one dense
-//! `XᵀDX` product of the data's shape (faer GEMM), and the peak resident memory.
+//! `XᵀDX` product of the data's shape (faer GEMM), the peak resident memory, and the solver
+//! that answered (`solver`, `fallbacks`: the count of failed attempts before it, `converged`).
 //!
 //! Cases: `dense-1000x100` (uniform values, N = 10, C = 1) and `mnist-like-10000x784`
-//! (19 % non-zeros, values in [0, 1] like scaled pixels, N = 50, C = 1).
+//! (19 % non-zeros, values in [0, 1] like scaled pixels, N = 50, C = 1); also
+//! `mnist-like-2000x784`, and any `dense-MxN` (N = 10) or `sparse-MxN-DENSITY` (non-negative,
+//! N = 50) of the same generator. `LP_BENCH_LOG=1` prints the iteration log on stderr,
+//! `LP_BENCH_REPEAT=k` solves `k` times.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a benchmark runner reports on stdout (log: stderr)
 
@@ -132,6 +136,15 @@ fn xtdx_seconds(m: usize, n: usize, reps: usize) -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--help" || a == "-h") {
+        println!(
+            "usage: lp_bench <case> [<out.json>] [<lp.mps>]\n\
+             cases: dense-1000x100, mnist-like-10000x784, mnist-like-2000x784, dense-MxN, \
+             sparse-MxN-DENSITY\n\
+             env: LP_BENCH_LOG=1 (iteration log on stderr), LP_BENCH_REPEAT=k, LP_BENCH_MPS_ONLY=1"
+        );
+        return;
+    }
     let case = args.first().map(String::as_str).unwrap_or("dense-1000x100");
     let out = args
         .get(1)
@@ -228,11 +241,15 @@ fn main() {
         .map(|t| format!("{t:.4}"))
         .collect::<Vec<_>>()
         .join(",");
+    // a fallback would time another solver: say so on stderr and in the record
+    if fitted.report.fell_back() {
+        eprintln!("lp_bench {case}: {}", fitted.report.summary());
+    }
     let rss = peak_rss_mib();
     let iters = fitted.report.iterations.unwrap_or(0);
     let xtdx = xtdx_seconds(m, n, 3);
     let json = format!(
-        "{{\"case\":\"{case}\",\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{}}}",
+        "{{\"case\":\"{case}\",\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{},\"solver\":\"{}\",\"fallbacks\":{},\"converged\":{}}}",
         data.features().nnz(),
         fitted.report.objective.unwrap_or(f64::NAN),
         fitted.report.details["closed_form_objective"],
@@ -253,6 +270,9 @@ fn main() {
             .copied()
             .unwrap_or(f64::NAN),
         rayon::current_num_threads(),
+        fitted.report.solver,
+        fitted.report.fallbacks.len(),
+        fitted.report.converged,
     );
     std::fs::write(&out, &json).unwrap();
     println!("{json}");

@@ -73,10 +73,14 @@ fn main() {
                                 }
                                 Ok((_, d)) => {
                                     iters += u64::from(d.iterations);
-                                    if !d.backend.starts_with("dsx-ipm") {
+                                    if d.fell_back() {
                                         fallbacks += 1;
                                         if std::env::var_os("STRESS_FALLBACKS").is_some() {
-                                            println!("{name}: {}", d.backend);
+                                            println!(
+                                                "{name}: {} after {}",
+                                                d.solver,
+                                                d.fallbacks.join("; ")
+                                            );
                                         }
                                     }
                                 }

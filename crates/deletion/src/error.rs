@@ -13,17 +13,24 @@ pub enum DeletionError {
     /// The structured linear algebra rejected its input.
     #[error(transparent)]
     Linalg(#[from] bulwark_linalg::LinalgError),
-    /// The LP was not solved to optimality (status and figures reported, no model returned).
+    /// No solver of the chain answered LP (4) (status and figures of the last one tried; no
+    /// model returned).
     #[error(
-        "LP (4) not solved: status {status}{} after {iterations} iterations (primal residual {primal_residual:.2e}, dual residual {dual_residual:.2e}, gap {gap:.2e})",
-        reason.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()
+        "LP (4) not solved by {solver}: status {status}{} after {iterations} iterations (primal residual {primal_residual:.2e}, dual residual {dual_residual:.2e}, gap {gap:.2e}){}",
+        reason.as_ref().map(|r| format!(" ({r})")).unwrap_or_default(),
+        if fallbacks.is_empty() { String::new() } else { format!("; earlier attempts: {}", fallbacks.join("; ")) }
     )]
     NotSolved {
+        /// The last solver tried (`dsx-ipm`, `hsd-engine/structured`, …; `chunk k: ` in front
+        /// when bagging).
+        solver: String,
+        /// The attempts before it, each `solver: status: reason (k iterations)`.
+        fallbacks: Vec<String>,
         /// Why the solver stopped, when it says.
         reason: Option<String>,
         /// Final solver status string.
         status: String,
-        /// Iterations performed.
+        /// Iterations of the last solver.
         iterations: u32,
         /// Relative primal residual.
         primal_residual: f64,
@@ -35,9 +42,11 @@ pub enum DeletionError {
 }
 
 impl DeletionError {
-    /// The error for a solve that ended with a non-optimal status.
-    pub fn not_solved(s: &bulwark_lp::Solution) -> Self {
+    /// The error for a `bulwark-lp` solve by `solver` that ended with a non-optimal status.
+    pub fn not_solved(solver: &str, s: &bulwark_lp::Solution) -> Self {
         DeletionError::NotSolved {
+            solver: solver.to_string(),
+            fallbacks: Vec::new(),
             reason: None,
             status: s.status.as_str().to_string(),
             iterations: s.iterations,

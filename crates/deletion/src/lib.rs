@@ -2,6 +2,7 @@
 
 pub mod backend;
 pub mod error;
+pub mod fit;
 pub mod ipm;
 pub mod layout;
 pub mod learner;
@@ -11,7 +12,8 @@ pub mod params;
 pub use backend::StructuredBackend;
 pub use bulwark_core::FeatureValues;
 pub use error::{DeletionError, Result};
-pub use ipm::{IpmOutcome, Progress};
+pub use fit::SolveDiagnostics;
+pub use ipm::{DsxIpmSettings, DsxIpmSettingsBuilder, IpmOutcome, Progress};
 pub use layout::Lp4;
 pub use learner::LpLearner;
-pub use params::{DsxLp, DsxLpParams, LpBackend, SolveDiagnostics};
+pub use params::{DsxLp, DsxLpParams, LpBackend};

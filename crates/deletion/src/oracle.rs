@@ -84,7 +84,7 @@ pub fn solve_lp3(data: &Dataset, budget: &FeatureBudget, c: f64) -> Result<Oracl
         .map_err(|e| DeletionError::Lp(e.into()))?;
     let sol = bulwark_lp::solve(&problem, &settings)?;
     if sol.status != Status::Optimal {
-        return Err(DeletionError::not_solved(&sol));
+        return Err(DeletionError::not_solved("hsd-engine/generic-ldl", &sol));
     }
     Ok(OracleSolution {
         value: sol.objective,

@@ -1,12 +1,16 @@
 //! DSX LP (4): cross-checks between the structured backend, the generic sparse backend and
 //! clarabel; the objective equals the closed-form mean worst-case loss on every solve; Theorem 1
-//! against the enumerated LP (3); bad input.
+//! against the enumerated LP (3); bad input. Every solve asserts which solver answered: the
+//! tests of the structured IPM that it answered itself, without a fallback; the fallback tests
+//! that the failed attempt is reported.
 
 use bulwark_core::{
     Classifier, CsrMatrix, Dataset, DenseMatrix, FeatureBudget, Features, Fit, ParamGuard, Sign,
 };
 use bulwark_deletion::oracle::solve_lp3;
-use bulwark_deletion::{DeletionError, DsxLpParams, FeatureValues, Lp4, LpBackend};
+use bulwark_deletion::{
+    DeletionError, DsxIpmSettings, DsxLpParams, FeatureValues, Lp4, LpBackend, SolveDiagnostics,
+};
 use bulwark_lp::LpProblem;
 use clarabel::algebra::CscMatrix as ClCsc;
 use clarabel::solver::{
@@ -130,12 +134,27 @@ fn random_data(m: usize, n: usize, density: f64, seed: u64, sparse: bool) -> Dat
     Dataset::binary("random", f, y).unwrap()
 }
 
+/// Fits with `backend`; the solver asked for must answer, without a fallback.
 fn fit(
     data: &Dataset,
     budget: f64,
     c: f64,
     values: &FeatureValues,
     backend: LpBackend,
+) -> (f64, f64, Vec<f64>, f64) {
+    fit_checked(data, budget, c, values, backend, true)
+}
+
+/// Fits with `backend` and checks the answer against the closed form. `strict`: the solver
+/// asked for answered, without a fallback; otherwise any solver of the chain may answer, and a
+/// fallback must be reported as one (the first solver's failure first).
+fn fit_checked(
+    data: &Dataset,
+    budget: f64,
+    c: f64,
+    values: &FeatureValues,
+    backend: LpBackend,
+    strict: bool,
 ) -> (f64, f64, Vec<f64>, f64) {
     let f = DsxLpParams::new()
         .budget(budget)
@@ -144,8 +163,18 @@ fn fit(
         .backend(backend)
         .fit(data)
         .unwrap_or_else(|e| panic!("{backend:?}: {e}"));
-    let obj = f.report.objective.unwrap();
-    let closed = f.report.details["closed_form_objective"];
+    let r = &f.report;
+    // whichever solver answered met the tolerance asked
+    assert!(r.converged && r.reached.unwrap() <= 1e-8, "{}", r.summary());
+    if strict || r.solver == backend.solver_name() {
+        assert_eq!(r.solver, backend.solver_name(), "{}", r.summary());
+        assert!(r.fallbacks.is_empty(), "{}", r.summary());
+    } else {
+        let first = format!("{}: ", backend.solver_name());
+        assert!(r.fallbacks[0].starts_with(&first), "{}", r.summary());
+    }
+    let obj = r.objective.unwrap();
+    let closed = r.details["closed_form_objective"];
     // the LP objective is the mean closed-form worst-case deletion loss at (w, b), on every solve
     assert!(
         (obj - closed).abs() <= 1e-6 * (1.0 + obj.abs()),
@@ -198,6 +227,13 @@ fn backends_and_clarabel_agree_on_random_instances() {
     }
 }
 
+/// The structured IPM answered, to the tolerance asked, without a fallback.
+fn assert_structured_ipm_answered(d: &SolveDiagnostics) {
+    assert_eq!(d.solver, "dsx-ipm", "fallbacks: {:?}", d.fallbacks);
+    assert!(d.fallbacks.is_empty(), "{:?}", d.fallbacks);
+    assert!(d.converged && d.reached() <= d.tolerance, "{d:?}");
+}
+
 #[test]
 fn dsx_ipm_matches_the_generic_engine_on_larger_instances() {
     // the custom IPM (default) against bulwark-lp's HSD engine on the same structured linear
@@ -224,6 +260,7 @@ fn dsx_ipm_matches_the_generic_engine_on_larger_instances() {
         let (model, d) = p.fit_with_diagnostics(&data).unwrap();
         let (e, ..) = fit(&data, budget, 2.0, &values, LpBackend::EngineStructured);
         eprintln!("case {case}: {} iterations", d.iterations);
+        assert_structured_ipm_answered(&d);
         assert!(
             (d.objective - e).abs() <= 1e-6 * (1.0 + e.abs()),
             "case {case}: dsx ipm {} vs engine {e}",
@@ -281,7 +318,10 @@ proptest! {
         let budget = if integral { (frac * total).floor().min(total - 1.0) } else { frac * total };
         let fb = FeatureBudget::try_new(v.clone(), budget).unwrap();
         let lp3 = solve_lp3(&data, &fb, c).unwrap();
-        let (lp4, ..) = fit(&data, budget, c, &FeatureValues::Given(v), LpBackend::Structured);
+        // a statement about LP (4)'s value, whichever solver answers it (on a few of these tiny
+        // instances the structured IPM stops on a numerical error and the fallback answers)
+        let values = FeatureValues::Given(v);
+        let (lp4, ..) = fit_checked(&data, budget, c, &values, LpBackend::Structured, false);
         let tol = 1e-6 * (1.0 + lp3.value.abs());
         prop_assert!(lp4 >= lp3.value - tol, "value(4) {} < value(3) {}", lp4, lp3.value);
         if integral {
@@ -303,6 +343,9 @@ fn bagging_averages_chunk_models() {
         .fit(&data)
         .unwrap();
     assert_eq!(f.report.details["lps"], 3.0);
+    // every chunk answered by the structured IPM
+    assert_eq!(f.report.solver, "dsx-ipm", "{}", f.report.summary());
+    assert!(!f.report.fell_back() && f.report.converged);
     assert!(f.model.error_rate(&data).unwrap() < 0.3);
     let again = DsxLpParams::new()
         .budget(1.0)
@@ -358,8 +401,9 @@ fn bad_input_is_a_typed_error() {
 fn degenerate_few_examples_in_many_sparse_dimensions() {
     // few examples, many mostly-empty non-negative features, box radii far from 1: the regime of
     // small digit-pair subsets, where slacks and multipliers spread over many orders of
-    // magnitude. Every solve must succeed (falling back to the HSD engine if the custom IPM
-    // breaks down) and agree with the closed form.
+    // magnitude. The structured IPM used to break down here and leave the answer to the
+    // fallback; it now answers every fit itself, in agreement with the closed form (the
+    // fallback path has its own tests below).
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(77);
     let (m, n) = (50, 300);
     let mut x = vec![0.0; m * n];
@@ -395,9 +439,10 @@ fn degenerate_few_examples_in_many_sparse_dimensions() {
                 .fit_with_diagnostics(&data)
                 .unwrap_or_else(|e| panic!("N = {budget}, C = {c}: {e}"));
             eprintln!(
-                "N = {budget}, C = {c}: {} iterations, {}",
-                d.iterations, d.backend
+                "N = {budget}, C = {c}: {} iterations, {} {:?}",
+                d.iterations, d.solver, d.fallbacks
             );
+            assert_structured_ipm_answered(&d);
             assert!(
                 (d.objective - d.closed_form_objective).abs() <= 1e-6 * (1.0 + d.objective),
                 "N = {budget}, C = {c}: LP {} vs closed form {}",
@@ -434,7 +479,9 @@ fn same_bits_for_any_thread_count() {
             "{} variables",
             fits[0].1.lp_vars
         );
+        assert_structured_ipm_answered(&fits[0].1);
         for (model, d) in &fits[1..] {
+            assert_structured_ipm_answered(d);
             assert_eq!(d.iterations, fits[0].1.iterations);
             assert_eq!(d.objective.to_bits(), fits[0].1.objective.to_bits());
             assert_eq!(model.bias().to_bits(), fits[0].0.bias().to_bits());
@@ -464,7 +511,8 @@ fn near_square_dense_data_converges_in_the_structured_ipm() {
         .unwrap()
         .fit_with_diagnostics(&data)
         .unwrap();
-    eprintln!("{} iterations, backend {}", d.iterations, d.backend);
+    eprintln!("{} iterations, solver {}", d.iterations, d.solver);
+    assert_structured_ipm_answered(&d);
     assert!(
         (d.objective - d.closed_form_objective).abs() <= 1e-6 * (1.0 + d.objective.abs()),
         "LP {} vs closed form {}",
@@ -472,10 +520,190 @@ fn near_square_dense_data_converges_in_the_structured_ipm() {
         d.closed_form_objective
     );
     assert!(model.max_abs_weight() <= 1.0 + 1e-12);
-    assert!(
-        d.backend.starts_with("dsx-ipm") && !d.backend.contains("after"),
-        "answered by {}",
-        d.backend
-    );
     assert!(d.iterations <= 60, "{} iterations", d.iterations);
+}
+
+/// Parameters whose structured IPM stops at its own limit of 3 iterations (far from the
+/// optimum), while the fallback solvers keep the fit's limit.
+fn three_ipm_iterations() -> DsxLpParams {
+    DsxLpParams::new()
+        .budget(2.0)
+        .c(1.0)
+        .ipm_settings(DsxIpmSettings::builder().max_iter(Some(3)).build().unwrap())
+}
+
+#[test]
+fn a_fallback_is_reported_with_the_failed_attempt() {
+    let data = random_data(60, 8, 1.0, 9, false);
+    let f = three_ipm_iterations().fit(&data).unwrap();
+    let r = &f.report;
+    assert_eq!(r.solver, "hsd-engine/structured", "{}", r.summary());
+    assert_eq!(r.fallbacks.len(), 1, "{:?}", r.fallbacks);
+    assert!(
+        r.fallbacks[0].starts_with("dsx-ipm: iteration_limit: ")
+            && r.fallbacks[0].ends_with("(3 iterations)"),
+        "{:?}",
+        r.fallbacks
+    );
+    assert!(r.fell_back() && r.summary().contains("after dsx-ipm: iteration_limit"));
+    // the engine answered to the tolerance asked; the iterations of both attempts count
+    assert!(r.converged, "{}", r.summary());
+    assert_eq!(r.tolerance, Some(1e-8));
+    assert!(r.reached.unwrap() <= 1e-8, "{}", r.summary());
+    assert!(r.iterations.unwrap() > 3, "{:?}", r.iterations);
+    // and its answer is the optimum the structured IPM finds without the limit
+    let closed = r.details["closed_form_objective"];
+    let obj = r.objective.unwrap();
+    assert!(
+        (obj - closed).abs() <= 1e-6 * (1.0 + obj),
+        "{obj} vs {closed}"
+    );
+    let (a, ..) = fit(
+        &data,
+        2.0,
+        1.0,
+        &FeatureValues::Uniform,
+        LpBackend::Structured,
+    );
+    assert!((obj - a).abs() <= 1e-6 * (1.0 + a), "{obj} vs {a}");
+}
+
+#[test]
+fn without_fallbacks_the_failure_is_a_typed_error_naming_the_solver() {
+    let data = random_data(60, 8, 1.0, 9, false);
+    let e = three_ipm_iterations()
+        .fallback(false)
+        .fit(&data)
+        .unwrap_err();
+    let (solver, fallbacks) = not_solved(&e, "iteration_limit");
+    assert_eq!(solver, "dsx-ipm");
+    assert!(fallbacks.is_empty(), "{fallbacks:?}");
+    assert!(
+        matches!(e, DeletionError::NotSolved { iterations: 3, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("not solved by dsx-ipm"), "{e}");
+    // the same fit with the fit-wide limit of 3: every solver of the chain stops at it, and
+    // the error names the last one tried (the equilibrated generic engine, which hands over
+    // only on a numerical error) and lists the earlier ones
+    let e = DsxLpParams::new()
+        .budget(2.0)
+        .max_iter(3)
+        .fit(&data)
+        .unwrap_err();
+    let (solver, fallbacks) = not_solved(&e, "iteration_limit");
+    assert_eq!(solver, "hsd-engine/generic-ldl", "{e}");
+    assert_eq!(fallbacks.len(), 2, "{e}");
+    assert!(fallbacks[0].starts_with("dsx-ipm: iteration_limit"), "{e}");
+    assert!(
+        fallbacks[1].starts_with("hsd-engine/structured: iteration_limit"),
+        "{e}"
+    );
+}
+
+/// The solver and the earlier attempts of a `NotSolved` error with `status`.
+fn not_solved<'a>(e: &'a DeletionError, status: &str) -> (&'a str, &'a [String]) {
+    match e {
+        DeletionError::NotSolved {
+            solver,
+            fallbacks,
+            status: s,
+            ..
+        } if s == status => (solver, fallbacks),
+        other => panic!("expected NotSolved with status {status}: {other}"),
+    }
+}
+
+#[test]
+fn bagging_reports_each_chunks_fallback() {
+    let data = random_data(60, 5, 1.0, 3, false);
+    let f = three_ipm_iterations()
+        .chunks(Some(3))
+        .seed(4)
+        .fit(&data)
+        .unwrap();
+    let r = &f.report;
+    assert_eq!(r.solver, "hsd-engine/structured", "{}", r.summary());
+    assert_eq!(r.fallbacks.len(), 3, "{:?}", r.fallbacks);
+    for (k, fb) in r.fallbacks.iter().enumerate() {
+        assert!(
+            fb.starts_with(&format!("chunk {k}: dsx-ipm: iteration_limit")),
+            "{fb}"
+        );
+    }
+    assert!(r.converged);
+    // without fallbacks the first chunk's failure is the error, naming its chunk
+    let e = three_ipm_iterations()
+        .chunks(Some(3))
+        .seed(4)
+        .fallback(false)
+        .fit(&data)
+        .unwrap_err();
+    assert_eq!(
+        not_solved(&e, "iteration_limit").0,
+        "chunk 0: dsx-ipm",
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_ipm_settings_are_a_typed_error_naming_the_field() {
+    let data = random_data(10, 3, 1.0, 1, false);
+    for (settings, field) in [
+        (
+            DsxIpmSettings {
+                step_fraction: 1.5,
+                ..DsxIpmSettings::default()
+            },
+            "ipm_settings.step_fraction",
+        ),
+        (
+            DsxIpmSettings {
+                corrector_beta_min: f64::NAN,
+                ..DsxIpmSettings::default()
+            },
+            "ipm_settings.corrector_beta_min",
+        ),
+        (
+            DsxIpmSettings {
+                solve_tol_min: 1e-6,
+                solve_tol_max: 1e-9,
+                ..DsxIpmSettings::default()
+            },
+            "ipm_settings.solve_tol_max",
+        ),
+    ] {
+        let e = DsxLpParams::new()
+            .ipm_settings(settings)
+            .fit(&data)
+            .unwrap_err();
+        assert!(matches!(e, DeletionError::Core(_)), "{e}");
+        assert!(e.to_string().contains(field), "expected `{field}` in `{e}`");
+    }
+}
+
+#[test]
+fn ipm_settings_reach_the_solver() {
+    // without correctors and with Mehrotra's cube throughout, the structured IPM still answers
+    // the same optimum, by another path
+    let data = random_data(400, 40, 1.0, 100, false);
+    let base = DsxLpParams::new().budget(4.0).c(2.0).check().unwrap();
+    let (_, d0) = base.fit_with_diagnostics(&data).unwrap();
+    let plain = DsxIpmSettings::builder()
+        .max_correctors(0)
+        .sigma_power(3)
+        .build()
+        .unwrap();
+    let (_, d1) = DsxLpParams::new()
+        .budget(4.0)
+        .c(2.0)
+        .ipm_settings(plain)
+        .check()
+        .unwrap()
+        .fit_with_diagnostics(&data)
+        .unwrap();
+    assert_structured_ipm_answered(&d0);
+    assert_structured_ipm_answered(&d1);
+    assert_ne!(d0.iterations, d1.iterations, "the settings changed nothing");
+    assert!((d0.objective - d1.objective).abs() <= 1e-6 * (1.0 + d0.objective));
 }

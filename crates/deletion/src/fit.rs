@@ -1,0 +1,497 @@
+//! Training: LP (4) solved by a chain of solvers, each failure recorded.
+//!
+//! With the default [`LpBackend::Structured`] the chain is
+//!
+//! 1. `dsx-ipm`, the structured IPM of [`crate::ipm`];
+//! 2. `hsd-engine/structured`: `bulwark-lp`'s homogeneous self-dual engine on the same
+//!    structured factorisation ([`crate::StructuredBackend`]);
+//! 3. on LPs of at most 300 000 variables, `hsd-engine/generic-ldl`: the engine with the generic
+//!    sparse LDLᵀ of the full KKT system, on the equilibrated problem, then
+//!    `hsd-engine/generic-ldl-unscaled` without equilibration.
+//!
+//! A solver that stops at its iteration limit or on a numerical error hands over to the next
+//! (the equilibrated engine only on a numerical error); a time limit or a cancellation ends the
+//! fit. Each failed attempt is recorded as `solver: status: reason (k iterations)` in
+//! [`SolveDiagnostics::fallbacks`] and `FitReport::fallbacks`, and the solver that answered is
+//! named in [`SolveDiagnostics::solver`]; the iterations of every attempt are counted.
+//! [`DsxLpParams::fallback`]`(false)` keeps only the first solver. The other backends start the
+//! chain at their own solver (`GenericSparse` and `Dense` retry once unscaled).
+
+use std::time::Instant;
+
+use bulwark_core::{
+    Dataset, Error, FeatureBudget, FitReport, Fitted, LinearModel, ParamGuard, Sign, rng_from_seed,
+};
+use bulwark_lp::{BackendChoice, IpmSettings, IpmSolver, Status};
+use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
+
+use crate::backend::StructuredBackend;
+use crate::error::{DeletionError, Result};
+use crate::ipm::{DsxIpm, IpmOptions, Progress};
+use crate::layout::Lp4;
+use crate::params::{DsxLp, DsxLpParams, LpBackend};
+
+/// Largest LP (variables) for which a failure of both structured solvers falls back to the
+/// generic sparse LDLᵀ (its fill-in grows with the dense coupling to `w`).
+const GENERIC_FALLBACK_MAX_VARS: usize = 300_000;
+
+/// One solver of the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Attempt {
+    /// The structured IPM.
+    DsxIpm,
+    /// `bulwark-lp`'s engine with `backend`, on the equilibrated problem or not.
+    Engine {
+        backend: LpBackend,
+        equilibrate: bool,
+    },
+}
+
+impl Attempt {
+    fn name(self) -> &'static str {
+        match self {
+            Self::DsxIpm => "dsx-ipm",
+            Self::Engine {
+                backend: LpBackend::GenericSparse,
+                equilibrate: false,
+            } => "hsd-engine/generic-ldl-unscaled",
+            Self::Engine {
+                backend: LpBackend::Dense,
+                equilibrate: false,
+            } => "hsd-engine/dense-unscaled",
+            Self::Engine { backend, .. } => backend.solver_name(),
+        }
+    }
+
+    /// Whether a run that stopped with `status` hands over to the next solver.
+    fn falls_back_on(self, status: Status) -> bool {
+        match self {
+            Self::Engine {
+                equilibrate: true, ..
+            } => status == Status::NumericalError,
+            _ => matches!(status, Status::NumericalError | Status::IterationLimit),
+        }
+    }
+}
+
+/// What one attempt returned.
+struct Run {
+    status: Status,
+    reason: Option<String>,
+    wb: Vec<f64>,
+    objective: f64,
+    iterations: u32,
+    gap: f64,
+    primal_residual: f64,
+    dual_residual: f64,
+    factor_seconds: f64,
+    solve_seconds: f64,
+}
+
+impl Run {
+    /// `status: reason (k iterations)`, the reason defaulting to the residuals.
+    fn describe(&self) -> String {
+        let reason = self.reason.clone().unwrap_or_else(|| {
+            format!(
+                "primal residual {:.2e}, dual residual {:.2e}, gap {:.2e}",
+                self.primal_residual, self.dual_residual, self.gap
+            )
+        });
+        format!("{}: {reason} ({} iterations)", self.status, self.iterations)
+    }
+}
+
+/// The answer to one LP: the attempt that produced it and the failures before it.
+struct Answer {
+    run: Run,
+    solver: &'static str,
+    fallbacks: Vec<String>,
+    /// Iterations of every attempt.
+    iterations: u32,
+}
+
+/// What one fit reported (every LP of it when bagging).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SolveDiagnostics {
+    /// LP (4)'s objective `(1/m) Σ ξ_i` as returned by the solver (when bagging: the closed
+    /// form of the averaged model on the whole set).
+    pub objective: f64,
+    /// The mean closed-form worst-case deletion loss at the returned `(w, b)` (core's
+    /// fractional knapsack); equals `objective` up to the solver tolerance.
+    pub closed_form_objective: f64,
+    /// Iterations of every solver attempt (summed over chunks).
+    pub iterations: u32,
+    /// Relative duality gap (max over chunks).
+    pub gap: f64,
+    /// Relative primal residual (max over chunks).
+    pub primal_residual: f64,
+    /// Relative dual residual (max over chunks).
+    pub dual_residual: f64,
+    /// Wall-clock seconds of the whole fit.
+    pub seconds: f64,
+    /// The solver that answered (`dsx-ipm`, `hsd-engine/structured`,
+    /// `hsd-engine/generic-ldl`, …; see [`crate::fit`]). When bagging, the distinct solvers
+    /// of the chunks in order, joined by ` + `.
+    pub solver: String,
+    /// The failed attempts before the answer, in order, each `solver: status: reason
+    /// (k iterations)`; prefixed by `chunk k: ` when bagging. Empty when the first solver
+    /// answered.
+    pub fallbacks: Vec<String>,
+    /// Whether the answering solver met the tolerance asked (every chunk's, when bagging).
+    pub converged: bool,
+    /// The tolerance asked.
+    pub tolerance: f64,
+    /// Seconds in factorisations of the normal equations (structured IPM only, else 0).
+    pub factor_seconds: f64,
+    /// Seconds in linear solves including refinement (structured IPM only, else 0).
+    pub solve_seconds: f64,
+    /// Number of LPs solved (1, or the chunk count).
+    pub lps: usize,
+    /// LP variables and rows of the (last) LP.
+    pub lp_vars: usize,
+    /// See `lp_vars`.
+    pub lp_rows: usize,
+}
+
+impl SolveDiagnostics {
+    /// The stopping measure reached: the largest of the gap and the relative residuals.
+    pub fn reached(&self) -> f64 {
+        self.gap.max(self.primal_residual).max(self.dual_residual)
+    }
+    /// Whether a solver other than the first answered (on any chunk).
+    pub fn fell_back(&self) -> bool {
+        !self.fallbacks.is_empty()
+    }
+}
+
+impl DsxLp {
+    /// The solvers tried on `layout`, in order.
+    fn chain(&self, layout: &Lp4) -> Vec<Attempt> {
+        let engine = |backend, equilibrate| Attempt::Engine {
+            backend,
+            equilibrate,
+        };
+        let mut chain = match self.backend {
+            LpBackend::Structured => {
+                let mut c = vec![Attempt::DsxIpm, engine(LpBackend::EngineStructured, false)];
+                if layout.num_vars() <= GENERIC_FALLBACK_MAX_VARS {
+                    c.push(engine(LpBackend::GenericSparse, true));
+                    c.push(engine(LpBackend::GenericSparse, false));
+                }
+                c
+            }
+            LpBackend::EngineStructured => vec![engine(LpBackend::EngineStructured, false)],
+            b => vec![engine(b, true), engine(b, false)],
+        };
+        if !self.fallback {
+            chain.truncate(1);
+        }
+        chain
+    }
+
+    /// `bulwark-lp`'s settings for an engine attempt (its own retry without equilibration is
+    /// off: it is an attempt of the chain here, so it is reported).
+    fn engine_settings(&self, backend: LpBackend, equilibrate: bool) -> Result<IpmSettings> {
+        let choice = match backend {
+            LpBackend::Dense => BackendChoice::Dense,
+            _ => BackendChoice::SparseLdl,
+        };
+        IpmSettings::builder()
+            .tolerance(self.tolerance)
+            .max_iter(self.max_iter)
+            .time_limit(self.time_limit)
+            .backend(choice)
+            .equilibrate(equilibrate)
+            .retry_unscaled(false)
+            .presolve(backend != LpBackend::EngineStructured)
+            .build()
+            .map_err(|e| DeletionError::Lp(e.into()))
+    }
+
+    /// Runs one attempt on `layout`.
+    fn run(&self, attempt: Attempt, layout: &Lp4, progress: Option<Progress<'_>>) -> Result<Run> {
+        let (backend, equilibrate) = match attempt {
+            Attempt::DsxIpm => {
+                let s = &self.ipm_settings;
+                let opts = IpmOptions {
+                    tolerance: self.tolerance,
+                    max_iter: s.max_iter.unwrap_or(self.max_iter),
+                    time_limit: self.time_limit,
+                };
+                let out = DsxIpm::new(layout, self.threads, s)?.solve(opts, progress)?;
+                return Ok(Run {
+                    status: out.status,
+                    reason: out.reason,
+                    wb: out.wb,
+                    objective: out.objective,
+                    iterations: out.iterations,
+                    gap: out.gap,
+                    primal_residual: out.primal_residual,
+                    dual_residual: out.dual_residual,
+                    factor_seconds: out.factor_seconds,
+                    solve_seconds: out.solve_seconds,
+                });
+            }
+            Attempt::Engine {
+                backend,
+                equilibrate,
+            } => (backend, equilibrate),
+        };
+        let problem = layout.build()?;
+        let mut solver = IpmSolver::new(&problem, self.engine_settings(backend, equilibrate)?)?;
+        if let Some(cb) = progress {
+            solver = solver.with_callback(cb);
+        }
+        let solution = match backend {
+            LpBackend::EngineStructured | LpBackend::Structured => solver
+                .with_backend(StructuredBackend::new(layout.clone(), None))
+                .solve()?,
+            _ => solver.solve()?,
+        };
+        Ok(Run {
+            status: solution.status,
+            reason: None,
+            wb: solution.x[..=layout.n()].to_vec(),
+            objective: solution.objective,
+            iterations: solution.iterations,
+            gap: solution.gap,
+            primal_residual: solution.primal_residual,
+            dual_residual: solution.dual_residual,
+            factor_seconds: 0.0,
+            solve_seconds: 0.0,
+        })
+    }
+
+    /// Solves LP (4) on `layout` with the chain of solvers: the first optimal answer, or a
+    /// `NotSolved` error naming the last solver tried and every failure before it.
+    fn answer(&self, layout: &Lp4, mut progress: Option<Progress<'_>>) -> Result<Answer> {
+        let chain = self.chain(layout);
+        let mut fallbacks = Vec::new();
+        let mut iterations = 0;
+        for (k, &attempt) in chain.iter().enumerate() {
+            let run = self.run(attempt, layout, progress.as_mut().map(|p| &mut **p as _))?;
+            iterations += run.iterations;
+            if run.status == Status::Optimal {
+                return Ok(Answer {
+                    run,
+                    solver: attempt.name(),
+                    fallbacks,
+                    iterations,
+                });
+            }
+            if k + 1 < chain.len() && attempt.falls_back_on(run.status) {
+                fallbacks.push(format!("{}: {}", attempt.name(), run.describe()));
+                continue;
+            }
+            return Err(DeletionError::NotSolved {
+                solver: attempt.name().to_string(),
+                fallbacks,
+                reason: run.reason,
+                status: run.status.as_str().to_string(),
+                iterations: run.iterations,
+                primal_residual: run.primal_residual,
+                dual_residual: run.dual_residual,
+                gap: run.gap,
+            });
+        }
+        unreachable!("the chain of solvers is never empty")
+    }
+
+    /// Solves LP (4) once on `data`; returns `(w, b)`, the answer and the layout.
+    fn solve_one(
+        &self,
+        data: &Dataset,
+        budget: &FeatureBudget,
+        progress: Option<Progress<'_>>,
+    ) -> Result<(LinearModel, Answer, Lp4)> {
+        let layout = Lp4::new(data, budget, self.c)?;
+        let n = layout.n();
+        let answer = self.answer(&layout, progress)?;
+        // Project onto the box: the iterate may exceed it by the feasibility tolerance.
+        let w: Vec<f64> = answer.run.wb[..n]
+            .iter()
+            .map(|w| w.clamp(-self.c, self.c))
+            .collect();
+        let model = LinearModel::try_new(w, answer.run.wb[n])?;
+        Ok((model, answer, layout))
+    }
+
+    /// Trains and returns the model with full diagnostics.
+    pub fn fit_with_diagnostics(&self, data: &Dataset) -> Result<(LinearModel, SolveDiagnostics)> {
+        self.fit_with_progress(data, None)
+    }
+
+    /// As [`DsxLp::fit_with_diagnostics`], calling `progress` once per iteration of every
+    /// solver attempt (of every LP when bagging; each attempt counts from 0);
+    /// `ControlFlow::Break` stops the solve (a `NotSolved` error with status `time_limit`).
+    pub fn fit_with_progress(
+        &self,
+        data: &Dataset,
+        mut progress: Option<Progress<'_>>,
+    ) -> Result<(LinearModel, SolveDiagnostics)> {
+        let start = Instant::now();
+        data.require_two_classes()?;
+        // LP (4) weighs every example alike: example weights are refused, not ignored
+        data.reject_weights("lp")?;
+        let budget = self.feature_budget(data.n_features())?;
+        let parts: Vec<Dataset> = match self.chunks {
+            None | Some(1) => vec![data.clone()],
+            Some(k) => chunk(data, k, self.seed)?,
+        };
+        let bagging = parts.len() > 1;
+        let n = data.n_features();
+        let mut w = vec![0.0; n];
+        let mut b = 0.0;
+        let mut diag = SolveDiagnostics {
+            objective: 0.0,
+            closed_form_objective: 0.0,
+            iterations: 0,
+            gap: 0.0,
+            primal_residual: 0.0,
+            dual_residual: 0.0,
+            seconds: 0.0,
+            solver: String::new(),
+            fallbacks: Vec::new(),
+            converged: true,
+            tolerance: self.tolerance,
+            factor_seconds: 0.0,
+            solve_seconds: 0.0,
+            lps: parts.len(),
+            lp_vars: 0,
+            lp_rows: 0,
+        };
+        let mut solvers: Vec<&str> = Vec::new();
+        for (k, part) in parts.iter().enumerate() {
+            let chunk_label = |s: String| {
+                if bagging {
+                    format!("chunk {k}: {s}")
+                } else {
+                    s
+                }
+            };
+            let solved = self.solve_one(part, &budget, progress.as_mut().map(|p| &mut **p as _));
+            let (model, answer, layout) = match solved {
+                Ok(one) => one,
+                Err(mut e) => {
+                    if let DeletionError::NotSolved {
+                        solver, fallbacks, ..
+                    } = &mut e
+                    {
+                        // the earlier chunks' fallbacks, then this chunk's
+                        let mine = std::mem::take(fallbacks).into_iter().map(chunk_label);
+                        *fallbacks = std::mem::take(&mut diag.fallbacks);
+                        fallbacks.extend(mine);
+                        *solver = chunk_label(std::mem::take(solver));
+                    }
+                    return Err(e);
+                }
+            };
+            let sol = &answer.run;
+            model
+                .weights()
+                .iter()
+                .zip(&mut w)
+                .for_each(|(a, s)| *s += a / parts.len() as f64);
+            b += model.bias() / parts.len() as f64;
+            diag.objective += sol.objective / parts.len() as f64;
+            diag.iterations += answer.iterations;
+            diag.gap = diag.gap.max(sol.gap);
+            diag.primal_residual = diag.primal_residual.max(sol.primal_residual);
+            diag.dual_residual = diag.dual_residual.max(sol.dual_residual);
+            let reached = sol.gap.max(sol.primal_residual).max(sol.dual_residual);
+            diag.converged &= reached <= self.tolerance;
+            if !solvers.contains(&answer.solver) {
+                solvers.push(answer.solver);
+            }
+            diag.fallbacks
+                .extend(answer.fallbacks.into_iter().map(chunk_label));
+            diag.factor_seconds += sol.factor_seconds;
+            diag.solve_seconds += sol.solve_seconds;
+            diag.lp_vars = layout.num_vars();
+            diag.lp_rows = layout.num_rows();
+        }
+        diag.solver = solvers.join(" + ");
+        let model = LinearModel::try_new(w, b)?;
+        diag.closed_form_objective =
+            budget.mean_worst_case_loss(model.weights(), model.bias(), data)?;
+        if bagging {
+            // the averaged model's LP (4) objective on the whole set is the closed form
+            diag.objective = diag.closed_form_objective;
+        }
+        diag.seconds = start.elapsed().as_secs_f64();
+        Ok((model, diag))
+    }
+}
+
+/// Seeded, class-stratified chunks; every chunk keeps both classes.
+fn chunk(data: &Dataset, k: usize, seed: u64) -> Result<Vec<Dataset>> {
+    let y = data.require_two_classes()?;
+    let mut rng = rng_from_seed(seed);
+    let mut parts = vec![Vec::new(); k];
+    for class in [Sign::Neg, Sign::Pos] {
+        let mut idx: Vec<usize> = (0..data.len()).filter(|&i| y[i] == class).collect();
+        if idx.len() < k {
+            return Err(Error::param(
+                "chunks",
+                k,
+                format!("at most the size of the smaller class ({})", idx.len()),
+            )
+            .into());
+        }
+        idx.shuffle(&mut rng);
+        for (t, i) in idx.into_iter().enumerate() {
+            parts[t % k].push(i);
+        }
+    }
+    Ok(parts
+        .into_iter()
+        .map(|mut p| {
+            p.sort_unstable();
+            data.select(&p)
+        })
+        .collect())
+}
+
+impl bulwark_core::Fit for DsxLpParams {
+    type Model = LinearModel;
+    type Error = DeletionError;
+    fn fit(&self, data: &Dataset) -> Result<Fitted<LinearModel>> {
+        self.fit_with_progress(data, None)
+    }
+}
+
+impl DsxLpParams {
+    /// [`bulwark_core::Fit::fit`] with a per-iteration progress callback (for progress bars and
+    /// cancellation: `ControlFlow::Break` stops the solve with a `NotSolved` error).
+    pub fn fit_with_progress(
+        &self,
+        data: &Dataset,
+        progress: Option<Progress<'_>>,
+    ) -> Result<Fitted<LinearModel>> {
+        let p = self.check_ref()?;
+        let (model, d) = p.fit_with_progress(data, progress)?;
+        let mut report = FitReport::new("lp", d.solver.clone());
+        report.objective = Some(d.objective);
+        report.iterations = Some(d.iterations as usize);
+        report.seconds = d.seconds;
+        report.converged = d.converged;
+        report.tolerance = Some(d.tolerance);
+        report.reached = Some(d.reached());
+        report.fallbacks = d.fallbacks.clone();
+        for (k, v) in [
+            ("closed_form_objective", d.closed_form_objective),
+            ("gap", d.gap),
+            ("primal_residual", d.primal_residual),
+            ("dual_residual", d.dual_residual),
+            ("lps", d.lps as f64),
+            ("lp_vars", d.lp_vars as f64),
+            ("lp_rows", d.lp_rows as f64),
+            ("factor_seconds", d.factor_seconds),
+            ("solve_seconds", d.solve_seconds),
+        ] {
+            report.details.insert(k.into(), v);
+        }
+        Ok(Fitted { model, report })
+    }
+}

@@ -1,0 +1,165 @@
+//! Centring: the complementarity right-hand sides of the predictor and the corrector, the σ
+//! rule (Mehrotra's, with a larger exponent once the iterate is nearly feasible) and Gondzio's
+//! multiple centrality correctors (Gondzio 1996; Colombo & Gondzio 2008).
+
+use super::DsxIpm;
+use super::parallel::map5;
+use crate::layout::Lp4;
+
+/// Whether Gondzio correctors pay off on `lp`. Each costs one more solve plus one
+/// right-hand-side and one recovery pass over the examples and, tried only after short steps
+/// ([`super::DsxIpmSettings::corrector_trigger`]), saves 10–25 % of the iterations.
+/// Deterministic cost model (the same input always takes the same path): Schur-complement flops
+/// at the measured rates of the kernels (BLAS-3 ≈ 8, blocked sparse scatter ≈ 6 flops per
+/// scalar-pass flop) plus the dense Cholesky, against ≈ 14 passes over the non-zeros per solve;
+/// they are used when that ratio is at least `cost_ratio`
+/// ([`super::DsxIpmSettings::corrector_cost_ratio`]; the measurements behind the default are
+/// in `docs/design/deletion.md`).
+pub(super) fn correctors_pay_off(lp: &Lp4, cost_ratio: f64) -> bool {
+    let (m, n1) = (lp.m() as f64, (lp.n() + 1) as f64);
+    let sum_k2: f64 = (0..lp.m())
+        .map(|i| {
+            let k = lp.support_len(i) as f64;
+            k * k
+        })
+        .sum();
+    let gemm = lp.dense || 16.0 * sum_k2 >= m * n1 * n1;
+    let factor = if gemm {
+        2.0 * m * n1 * n1 / 8.0
+    } else {
+        2.0 * sum_k2 / 6.0
+    } + n1 * n1 * n1 / 24.0;
+    let solve = 14.0 * lp.nnz() as f64 + 2.0 * n1 * n1;
+    factor >= cost_ratio * solve
+}
+
+impl DsxIpm<'_> {
+    /// The box part of the predictor's complementarity right-hand sides (`σ = 0`):
+    /// `r_l = −(w + C)∘z_l`, `r_u = −(C − w)∘z_u`. The rows' and the tail's (`−s∘y`, `−u∘z`)
+    /// enter `newton_rhs` and `recover` in closed form.
+    pub(super) fn predictor_box_rhs(&mut self) {
+        let (n, c) = (self.n, self.c_box);
+        for j in 0..n {
+            let w = self.u[j];
+            self.rl[j] = -(w + c) * self.zl[j];
+            self.ru[j] = -(c - w) * self.zu[j];
+        }
+    }
+
+    /// The centring parameter `σ = (μ_aff/μ)^p`: the aggressive exponent
+    /// ([`super::DsxIpmSettings::sigma_power`]) only while both infeasibilities (`infeas`, the
+    /// larger relative residual) are at most the gap, Mehrotra's
+    /// ([`super::DsxIpmSettings::mehrotra_power`]) otherwise.
+    pub(super) fn sigma(&self, mu_aff: f64, mu: f64, infeas: f64, gap: f64) -> f64 {
+        let power = if infeas <= gap {
+            self.settings.sigma_power
+        } else {
+            self.settings.mehrotra_power
+        };
+        (mu_aff / mu).clamp(0.0, 1.0).powi(power)
+    }
+
+    /// The corrector's complementarity right-hand sides with Mehrotra's second-order term:
+    /// `σμ − x∘z − Δx_aff∘Δz_aff` for every pair (rows, tail, box), `target = σμ`.
+    pub(super) fn second_order_rhs(&mut self, target: f64) {
+        let (n, c, t0) = (self.n, self.c_box, self.t0());
+        let p = self.parts;
+        let second_order =
+            |r: &mut f64, x: f64, z: f64, dx: f64, dz: f64| *r = target - x * z - dx * dz;
+        let (a, rows) = (&self.aff, [&self.s[..], &self.y, &self.aff.s, &self.aff.y]);
+        map5(&self.exec, &p.rows, &mut self.rs, rows, second_order);
+        let tail = [&self.u[t0..], &self.z[t0..], &a.u[t0..], &a.z[t0..]];
+        map5(&self.exec, &p.tail, &mut self.rt[t0..], tail, second_order);
+        for j in 0..n {
+            let (w, dw) = (self.u[j], self.aff.u[j]);
+            self.rl[j] = target - (w + c) * self.zl[j] - dw * self.aff.zl[j];
+            self.ru[j] = target - (c - w) * self.zu[j] + dw * self.aff.zu[j];
+        }
+    }
+
+    /// Gondzio's multiple centrality correctors after the corrector step `(ap, ad)` (before
+    /// `η`): each costs one more solve with the same factorisation, is tried only after a short
+    /// step ([`super::DsxIpmSettings::corrector_trigger`]) and is kept only when it lengthens the
+    /// step ([`super::DsxIpmSettings::corrector_min_gain`],
+    /// [`super::DsxIpmSettings::corrector_keep_fraction`]). Returns the step lengths of the
+    /// direction kept in `self.dir`.
+    pub(super) fn gondzio_correctors(
+        &mut self,
+        mut ap: f64,
+        mut ad: f64,
+        target: f64,
+        tol: f64,
+    ) -> (f64, f64) {
+        let (trigger, gain) = (
+            self.settings.corrector_trigger,
+            self.settings.corrector_min_gain,
+        );
+        let keep = self.settings.corrector_keep_fraction;
+        for _ in 0..self.max_correctors {
+            if ap.min(ad) >= trigger {
+                break;
+            }
+            self.centrality_rhs(ap, ad, target);
+            let Ok((ap2, ad2, _)) = self.direction::<false>(true, tol) else {
+                break;
+            };
+            if ap2.min(1.0) + ad2.min(1.0) >= ap.min(1.0) + ad.min(1.0) + gain
+                && ap2 >= keep * ap
+                && ad2 >= keep * ad
+            {
+                std::mem::swap(&mut self.aff, &mut self.dir);
+                (ap, ad) = (ap2, ad2);
+                self.correctors += 1;
+            } else {
+                break;
+            }
+        }
+        (ap, ad)
+    }
+
+    /// Adds Gondzio's centrality correction to the complementarity right-hand sides: at the
+    /// trial step `α̃ = min(1, α + δ)` along the current direction, products outside
+    /// `[β_min σμ, β_max σμ]` are pulled back into it (Gondzio 1996; Colombo & Gondzio 2008).
+    fn centrality_rhs(&mut self, ap: f64, ad: f64, target: f64) {
+        let t0 = self.t0();
+        let (n, c) = (self.n, self.c_box);
+        let st = &self.settings;
+        let tp = (ap + st.corrector_step_increase).min(1.0);
+        let td = (ad + st.corrector_step_increase).min(1.0);
+        let (lo, hi) = (
+            st.corrector_beta_min * target,
+            st.corrector_beta_max * target,
+        );
+        // clamp into [lo, hi], then cap the decrease at hi (branch-free `if`s, no NaN checks)
+        let corr = |v: f64| {
+            let t = if v < lo {
+                lo
+            } else if v > hi {
+                hi
+            } else {
+                v
+            };
+            let d = t - v;
+            if d < -hi { -hi } else { d }
+        };
+        let d = &self.dir;
+        let p = &self.parts;
+        let f = |r: &mut f64, x: f64, dx: f64, z: f64, dz: f64| {
+            *r += corr((x + tp * dx) * (z + td * dz))
+        };
+        map5(
+            &self.exec,
+            &p.rows,
+            &mut self.rs,
+            [&self.s, &d.s, &self.y, &d.y],
+            f,
+        );
+        let tail = [&self.u[t0..], &d.u[t0..], &self.z[t0..], &d.z[t0..]];
+        map5(&self.exec, &p.tail, &mut self.rt[t0..], tail, f);
+        for j in 0..n {
+            let w = self.u[j] + tp * d.u[j];
+            self.rl[j] += corr((w + c) * (self.zl[j] + td * d.zl[j]));
+            self.ru[j] += corr((c - w) * (self.zu[j] + td * d.zu[j]));
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! The custom primal–dual interior-point method of DSX §3 for LP (4): Mehrotra's
+//! predictor–corrector on the natural inequality form, with every Newton step solved through
+//! the block-arrow normal equations of [`bulwark_linalg::DsxSystem`].
+//!
+//! # Formulation
+//!
+//! With `u = (w, b, (α_i, λ_i, ξ_i)_i)` in the order of [`Lp4`], `G` the rows `a_i`, `b_ij` of
+//! LP (4) and `h` their right-hand sides, the solver works on
+//!
+//! ```text
+//!   min cᵀu   s.t.  G u − s = h,  s ≥ 0,   u_t ≥ 0 (t: α, λ, ξ),   −C ≤ w ≤ C,   b free
+//! ```
+//!
+//! with `c = 1` on every `ξ_i` (LP (4)'s objective times `m`, so the duals are `O(1)`). Duals:
+//! `y ≥ 0` on the rows, `z ≥ 0` on `u_t ≥ 0`, `z_l, z_u ≥ 0` on the box. Residuals
+//! `r_p = G u − s − h`, `r_d = c − Gᵀy − Z` (`Z = z` on the tail, `z_l − z_u` on `w`, 0 on `b`).
+//!
+//! # Newton step (DSX eqs. (13)–(15))
+//!
+//! With complementarity right-hand sides `r_s = σμ − s∘y − corr` (and `r_t`, `r_l`, `r_u` for
+//! the bounds), eliminating `Δs`, `Δy` and the bound duals leaves the normal equations
+//!
+//! ```text
+//!   (Gᵀ Θ G + D) Δu = Gᵀ q + e − r_d,     Θ = y/s,   q = (r_s − y∘r_p)/s,
+//!   D = z/u_t (tail), z_l/p_l + z_u/p_u (w), 0 (b);   e = r_t/u_t, r_l/p_l − r_u/p_u, 0,
+//! ```
+//!
+//! (`p_l = w + C`, `p_u = C − w`), then `Δs = GΔu + r_p`, `Δy = (r_s − y∘Δs)/s`,
+//! `Δz = (r_t − z∘Δu_t)/u_t`, `Δz_l = (r_l − z_l∘Δw)/p_l`, `Δz_u = (r_u + z_u∘Δw)/p_u`.
+//! `Gᵀ Θ G + D` is the block-arrow matrix `H` of `dsx-normal-equations.md`, factored once per
+//! iteration in `O(Σ|S_i|²)` (DSX eqs. (16)–(21)) and used for the predictor and the corrector;
+//! each solve is refined by preconditioned CG against the exact operator
+//! ([`DsxSystem::solve_refined`]) when the direct solve is not accurate enough.
+//!
+//! Predictor `σ = 0`; corrector `σ = (μ_aff/μ)⁶` while both residuals are below the gap,
+//! Mehrotra's `(μ_aff/μ)³` otherwise ([`DsxIpmSettings::sigma_power`]: the cube alone is too
+//! cautious on this degenerate LP), with Mehrotra's second-order term, then up to two of
+//! Gondzio's multiple centrality correctors after a short step (kept only when they lengthen
+//! it; `centring`); separate primal and dual step lengths `min(1, η α_max)`, `η = 0.99`
+//! (`step`). Starting point: `w = 0`, `b = 0` and every other variable, slack and dual at a
+//! constant ([`DsxIpmSettings::start`]).
+//!
+//! Termination (`tol`): `‖r_p‖∞ / (1 + ‖h‖∞)`, `‖r_d‖∞ / (1 + ‖c‖∞)` and
+//! `|cᵀu − d| / (1 + |cᵀu|)` below `tol`, with the dual objective
+//! `d = hᵀy − C Σ_j (z_lj + z_uj)`. In `‖r_d‖∞` each `λ_i` component is divided by the size of
+//! λ's column, `max(1, P, max_j v_j)` (`DsxIpm::lam_scale`): its terms `P_i y_a` and `v_j y_b`
+//! are of the order of the number of features where every other column's are `O(1)`, so their
+//! rounding alone kept it above 1e-8 at the optimum of near-square dense instances
+//! (`docs/design/deletion.md`). This is the dual residual of the LP with λ's column scaled to
+//! unit size; the iterates are unchanged. LP (4) is always feasible and bounded (`ξ` large,
+//! objective `≥ 0`), so there is no infeasibility detection: a run ends optimal, at the
+//! iteration or time limit, or with a numerical error (`residuals`).
+//!
+//! All vectors are allocated once; the iteration loop allocates nothing.
+//!
+//! # Threads
+//!
+//! Every pass over the examples (scalings, right-hand side, recovery and step lengths,
+//! residuals, complementarity, elementwise updates) runs over four blocks of consecutive
+//! examples balanced by non-zeros, on rayon when more than one thread is available. The blocks
+//! are fixed by the data and partial sums are combined in block order; `DsxSystem` gets
+//! `threads` for its own bit-stable passes and `par = Par::Seq` for faer's kernels. The iterates
+//! are therefore the same bits for any thread count.
+
+//! # Modules
+//!
+//! - `driver`: the main loop (starting point, predictor, corrector, step);
+//! - `normal_equations`: the scalings, the factorisation of `H` and the refined solves;
+//! - `newton`: the right-hand sides and the recovery of a Newton direction;
+//! - `centring`: the σ rule, Mehrotra's second-order term and Gondzio's correctors;
+//! - `residuals`: residuals, complementarity and the termination tests;
+//! - `step`: ratio tests and the update of the iterate;
+//! - `parallel`, `kernels`: the per-example blocks and the vectorised reductions;
+//! - `settings`: [`DsxIpmSettings`], every tuning constant with its default.
+
+mod centring;
+mod driver;
+mod kernels;
+mod newton;
+mod normal_equations;
+mod parallel;
+mod residuals;
+pub mod settings;
+mod step;
+
+use std::ops::ControlFlow;
+
+use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, Par, RowsRef};
+use bulwark_lp::{IterationInfo, Status};
+
+use crate::error::Result;
+use crate::layout::Lp4;
+use kernels::inf_norm;
+use parallel::{Exec, PARTS, Parts};
+pub use settings::{DsxIpmSettings, DsxIpmSettingsBuilder};
+
+/// The limits of one solve (the rest is [`DsxIpmSettings`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IpmOptions {
+    pub tolerance: f64,
+    pub max_iter: u32,
+    pub time_limit: f64,
+}
+
+/// The outcome of one solve of LP (4).
+#[derive(Debug, Clone)]
+pub struct IpmOutcome {
+    /// Final status.
+    pub status: Status,
+    /// `(w, b)`: the first `n + 1` variables.
+    pub wb: Vec<f64>,
+    /// LP (4)'s objective `(1/m) Σ ξ_i` at the final iterate.
+    pub objective: f64,
+    /// The dual objective, on the same scale.
+    pub dual_objective: f64,
+    /// Iterations performed.
+    pub iterations: u32,
+    /// Relative primal residual.
+    pub primal_residual: f64,
+    /// Relative dual residual.
+    pub dual_residual: f64,
+    /// Relative gap.
+    pub gap: f64,
+    /// Seconds in the factorisations.
+    pub factor_seconds: f64,
+    /// Seconds in the solves (including refinement).
+    pub solve_seconds: f64,
+    /// Total seconds.
+    pub seconds: f64,
+    /// Gondzio centrality correctors kept (total over the iterations).
+    pub correctors: u32,
+    /// Why the run stopped when it is not optimal.
+    pub reason: Option<String>,
+}
+
+/// Per-iteration progress callback (`Break` stops the solve with status `time_limit`).
+pub type Progress<'a> = &'a mut dyn FnMut(&IterationInfo) -> ControlFlow<()>;
+
+/// A direction: primal `(Δu, Δs)` and dual `(Δy, Δz, Δz_l, Δz_u)`.
+struct Dir {
+    u: Vec<f64>,
+    s: Vec<f64>,
+    y: Vec<f64>,
+    z: Vec<f64>,
+    zl: Vec<f64>,
+    zu: Vec<f64>,
+}
+
+impl Dir {
+    fn new(len: usize, rows: usize, n: usize) -> Self {
+        Self {
+            u: vec![0.0; len],
+            s: vec![0.0; rows],
+            y: vec![0.0; rows],
+            z: vec![0.0; len],
+            zl: vec![0.0; n],
+            zu: vec![0.0; n],
+        }
+    }
+}
+
+/// Scalings in the layout [`DsxScalings`] expects.
+struct Scal {
+    theta: Vec<f64>,
+    phi: Vec<f64>,
+    wd: Vec<f64>,
+    sigma: Vec<f64>,
+    rho: Vec<f64>,
+    kappa: Vec<f64>,
+}
+
+impl Scal {
+    fn view(&self) -> DsxScalings<'_> {
+        DsxScalings {
+            theta: &self.theta,
+            phi: &self.phi,
+            w_diag: &self.wd,
+            b_diag: 0.0,
+            sigma: &self.sigma,
+            rho: &self.rho,
+            kappa: &self.kappa,
+        }
+    }
+}
+
+/// The solver state for one LP (4).
+pub(crate) struct DsxIpm<'a> {
+    lp: &'a Lp4,
+    sys: DsxSystem,
+    m: usize,
+    n: usize,
+    len: usize,
+    rows: usize,
+    /// Radius of the box in the working variables (`1`: see [`DsxIpm::new`]).
+    c_box: f64,
+    /// `C y_i x_ij` over the supports (the scaled data).
+    yx: Vec<f64>,
+    /// Row right-hand sides `h`.
+    h: Vec<f64>,
+    /// `‖h‖∞`.
+    h_norm: f64,
+    /// `max(1, P, max_j v_j)`, the size of λ's column in `G` (`P_i ≤ P` in `a_i`, `v_j` in
+    /// `b_ij`): λ's components of the dual residual are measured relative to it (module docs).
+    lam_scale: f64,
+    // iterate
+    u: Vec<f64>,
+    s: Vec<f64>,
+    y: Vec<f64>,
+    z: Vec<f64>,
+    zl: Vec<f64>,
+    zu: Vec<f64>,
+    // residuals
+    rp: Vec<f64>,
+    rd: Vec<f64>,
+    // complementarity right-hand sides
+    rs: Vec<f64>,
+    rt: Vec<f64>,
+    rl: Vec<f64>,
+    ru: Vec<f64>,
+    // directions: affine (predictor) and combined
+    aff: Dir,
+    dir: Dir,
+    // reciprocals of the current iterate (set by `factor`): 1/s, and 1/u on the tail (the dual
+    // ratio tests compare against y and z directly: `mx_ratio`)
+    inv_s: Vec<f64>,
+    inv_u: Vec<f64>,
+    // scratch
+    /// Per-block scratch of length `n` (dense rows), `PARTS × n`.
+    qbufs: Vec<f64>,
+    /// Per-block accumulators of the `w` part of the right-hand side, `PARTS × n`.
+    wacc: Vec<f64>,
+    /// The example blocks of the data-parallel passes.
+    parts: Parts,
+    /// Where the blocks run.
+    exec: Exec,
+    rhs: Vec<f64>,
+    sc: Scal,
+    factor_seconds: f64,
+    solve_seconds: f64,
+    /// Most Gondzio correctors per iteration on this LP
+    /// ([`DsxIpmSettings::max_correctors`] where the cost model says they pay off, else 0).
+    max_correctors: usize,
+    /// The tuning constants.
+    settings: DsxIpmSettings,
+    /// The first solve with the current factorisation was accurate without refinement.
+    checked_solve: bool,
+    /// The current factorisation regularised or clamped no pivot.
+    clean_factor: bool,
+    /// Correctors kept (total).
+    correctors: u32,
+    /// The primal residual is at rounding level ([`DsxIpmSettings::primal_rounding`]): the
+    /// Newton steps take it as zero and do not read it.
+    rp_zero: bool,
+}
+
+impl<'a> DsxIpm<'a> {
+    /// Sizes every buffer for `lp`. Memory `O(nnz + m + n²)`. `threads`: workers of the
+    /// per-example passes and of the factorisation (`None`: rayon's current pool); the result
+    /// does not depend on it. `settings` are taken as validated.
+    pub(crate) fn new(
+        lp: &'a Lp4,
+        threads: Option<usize>,
+        settings: &DsxIpmSettings,
+    ) -> Result<Self> {
+        let current = rayon::current_num_threads();
+        let threads = threads.unwrap_or(current).max(1);
+        let pool = if threads > 1 && threads != current {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| {
+                        crate::error::DeletionError::Core(bulwark_core::Error::param(
+                            "threads",
+                            threads,
+                            format!("could not start the thread pool: {e}"),
+                        ))
+                    })?,
+            )
+        } else {
+            None
+        };
+        let exec = Exec {
+            par: threads > 1 && lp.num_vars() >= settings.parallel_min_vars,
+            pool,
+        };
+        let dsx_settings = DsxSettings {
+            // our passes split the work the same way for any thread count (same bits); faer's
+            // parallel kernels would not, so they stay sequential
+            par: Par::Seq,
+            threads: if exec.par { threads } else { 1 },
+            static_regularization: settings.static_regularization,
+            dynamic_regularization: Some(DynamicRegularization {
+                epsilon: settings.dynamic_regularization_epsilon,
+                delta: settings.dynamic_regularization_delta,
+            }),
+            ..DsxSettings::default()
+        };
+        // Work with w' = w / C in the unit box: the data become C·x (the LP is unchanged), which
+        // keeps the box's complementarity pairs on the scale of the others for any C.
+        let scaled: Vec<f64> = lp.x.iter().map(|x| lp.c * x).collect();
+        let yx: Vec<f64> = lp.yx.iter().map(|x| lp.c * x).collect();
+        // dense data: the dense kernels of `DsxSystem` (no column indices, contiguous values)
+        let rows = if lp.dense {
+            RowsRef::Dense {
+                data: &scaled,
+                m: lp.m(),
+                n: lp.n(),
+            }
+        } else {
+            RowsRef::Csr {
+                indptr: &lp.indptr,
+                indices: &lp.indices,
+                values: &scaled,
+                n: lp.n(),
+            }
+        };
+        let sys = DsxSystem::try_new_with(rows, &lp.y, &lp.v, lp.p, dsx_settings)?;
+        drop(scaled);
+        let (m, n, nnz) = (lp.m(), lp.n(), lp.nnz());
+        let len = sys.len();
+        let nrows = sys.n_rows();
+        debug_assert_eq!(len, lp.num_vars());
+        debug_assert_eq!(nrows, lp.num_rows());
+        let mut h = vec![0.0; nrows];
+        for i in 0..m {
+            let r0 = lp.row_offset(i);
+            // DSX eq. (4): a_i ≥ V0_i / P, b_ij ≥ v_j / P
+            h[r0] = lp.v0[i] / lp.p;
+            for (t, nz) in (lp.indptr[i]..lp.indptr[i + 1]).enumerate() {
+                h[r0 + 1 + t] = lp.v[lp.indices[nz]] / lp.p;
+            }
+        }
+        let z = |k: usize| vec![0.0; k];
+        let h_norm = inf_norm(&h);
+        Ok(Self {
+            lp,
+            sys,
+            m,
+            n,
+            len,
+            rows: nrows,
+            c_box: 1.0,
+            yx,
+            h,
+            h_norm,
+            lam_scale: lp.v.iter().fold(lp.p.max(1.0), |a, &v| a.max(v)),
+            u: z(len),
+            s: z(nrows),
+            y: z(nrows),
+            z: z(len),
+            zl: z(n),
+            zu: z(n),
+            rp: z(nrows),
+            rd: z(len),
+            rs: z(nrows),
+            rt: z(len),
+            rl: z(n),
+            ru: z(n),
+            aff: Dir::new(len, nrows, n),
+            dir: Dir::new(len, nrows, n),
+            inv_s: z(nrows),
+            inv_u: z(len),
+            rhs: z(len),
+            qbufs: z(PARTS * n),
+            wacc: z(PARTS * n),
+            parts: Parts::new(lp),
+            exec,
+            sc: Scal {
+                theta: z(m),
+                phi: z(nnz),
+                wd: z(n),
+                sigma: z(nnz),
+                rho: z(m),
+                kappa: z(m),
+            },
+            factor_seconds: 0.0,
+            solve_seconds: 0.0,
+            max_correctors: if centring::correctors_pay_off(lp, settings.corrector_cost_ratio) {
+                settings.max_correctors
+            } else {
+                0
+            },
+            settings: settings.clone(),
+            checked_solve: false,
+            clean_factor: false,
+            correctors: 0,
+            rp_zero: false,
+        })
+    }
+
+    /// First index of the tail `(α, λ, ξ)` variables.
+    fn t0(&self) -> usize {
+        self.n + 1
+    }
+}

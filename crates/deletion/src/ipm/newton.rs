@@ -1,0 +1,326 @@
+//! A Newton direction (DSX eqs. (13)–(15)): the right-hand side `Gᵀq + e − r_d` of the
+//! normal equations, one solve, and the recovery of `Δs, Δy, Δz, Δz_l, Δz_u` with the largest
+//! primal and dual step lengths, each a fused pass over the examples.
+
+use super::kernels::{dot, sum};
+use super::parallel::{PARTS, chunks, jobs, parts, parts_mut};
+use super::step::{max_neg_ratio, max_neg_ratio_div, mx_ratio};
+use super::{Dir, DsxIpm};
+use crate::error::Result;
+
+impl DsxIpm<'_> {
+    /// Newton direction for the current residuals and complementarity right-hand sides
+    /// `rs, rt, rl, ru` (see the module docs), written into `d`.
+    pub(super) fn direction<const AFF: bool>(
+        &mut self,
+        which_aff: bool,
+        tol: f64,
+    ) -> Result<(f64, f64, [f64; 2])> {
+        if self.rp_zero {
+            self.newton_rhs::<AFF, true>();
+        } else {
+            self.newton_rhs::<AFF, false>();
+        }
+        let mut d = if which_aff {
+            std::mem::replace(&mut self.aff, Dir::new(0, 0, 0))
+        } else {
+            std::mem::replace(&mut self.dir, Dir::new(0, 0, 0))
+        };
+        let r = self.solve_h(&mut d.u, tol).map(|()| {
+            if self.rp_zero {
+                self.recover::<AFF, true>(&mut d)
+            } else {
+                self.recover::<AFF, false>(&mut d)
+            }
+        });
+        if which_aff {
+            self.aff = d;
+        } else {
+            self.dir = d;
+        }
+        r
+    }
+
+    /// `rhs = Gᵀq + e − r_d` with `q = (r_s − y∘r_p)/s` (module docs), fused into one pass over
+    /// the examples (`G`'s structure as in [`bulwark_linalg::DsxSystem::rows_apply_transpose`], DSX eq. (4)),
+    /// block by block; the `(w, b)` part is summed per block, then over the blocks in order.
+    fn newton_rhs<const AFF: bool, const RP0: bool>(&mut self) {
+        let lp = self.lp;
+        let (n, c, t0) = (self.n, self.c_box, self.t0());
+        let p = self.parts;
+        let (rs, y) = (parts(&self.rs, &p.rows), parts(&self.y, &p.rows));
+        let (rp, is) = (parts(&self.rp, &p.rows), parts(&self.inv_s, &p.rows));
+        let (rt, iu) = (
+            parts(&self.rt[t0..], &p.tail),
+            parts(&self.inv_u[t0..], &p.tail),
+        );
+        let zt = parts(&self.z[t0..], &p.tail);
+        let rd = parts(&self.rd[t0..], &p.tail);
+        let (rhs_w, rhs_t) = self.rhs.split_at_mut(n + 1);
+        let mut out = parts_mut(rhs_t, &p.tail);
+        let mut wacc = chunks(&mut self.wacc, n);
+        let mut qbuf = chunks(&mut self.qbufs, n);
+        let mut rb = [0.0f64; PARTS];
+        let mut rb_slots = chunks(&mut rb, 1);
+        let yx_all = &self.yx;
+        let work = jobs(|k| {
+            (
+                k,
+                (rs[k], y[k], rp[k], is[k]),
+                (rt[k], iu[k], rd[k], zt[k]),
+                std::mem::take(&mut out[k]),
+                std::mem::take(&mut wacc[k]),
+                std::mem::take(&mut qbuf[k]),
+                std::mem::take(&mut rb_slots[k]),
+            )
+        });
+        self.exec.run(work, |(k, rows, tail, out, acc, qbuf, rb)| {
+            let (rs, y, rp, is) = rows;
+            let (rt, iu, rd, zt) = tail;
+            let e0 = p.ex[k];
+            acc.fill(0.0);
+            let mut rbk = 0.0;
+            for i in e0..p.ex[k + 1] {
+                let (r0, a0) = p.local(lp, k, i);
+                let kk = lp.support_len(i);
+                let nz = lp.indptr[i]..lp.indptr[i + 1];
+                let (cols, yx) = (&lp.indices[nz.clone()], &yx_all[nz]);
+                let rr = r0..r0 + kk + 1;
+                let vr = a0..a0 + kk + 2;
+                let (rs, y, rp, is) = (&rs[rr.clone()], &y[rr.clone()], &rp[rr.clone()], &is[rr]);
+                let (rt, iu, rd) = (&rt[vr.clone()], &iu[vr.clone()], &rd[vr.clone()]);
+                let zt = &zt[vr.clone()];
+                let out = &mut out[vr];
+                // q = (r_s − y∘r_p)/s and r_t/u; for the predictor (`AFF`: r_s = −s∘y,
+                // r_t = −u∘z) in closed form, without the stored right-hand sides
+                // (`RP0`: r_p is at rounding level and taken as zero, without reading it)
+                let qrow = |t: usize| match (AFF, RP0) {
+                    (true, true) => -y[t],
+                    (true, false) => -y[t] * (1.0 + rp[t] * is[t]),
+                    (false, true) => rs[t] * is[t],
+                    (false, false) => (rs[t] - y[t] * rp[t]) * is[t],
+                };
+                let rtu = |t: usize| if AFF { -zt[t] } else { rt[t] * iu[t] };
+                let qa = qrow(0);
+                rbk += lp.y[i] * qa;
+                let mut lam = lp.p_i[i] * qa;
+                if lp.dense {
+                    // every feature in the support (j = t): data-parallel loops, then the
+                    // reduction
+                    let q = &mut qbuf[..kk];
+                    for (t, qb) in q.iter_mut().enumerate() {
+                        *qb = qrow(t + 1);
+                    }
+                    for ((w, &a), &qb) in acc[..kk].iter_mut().zip(yx).zip(q.iter()) {
+                        *w += a * qb;
+                    }
+                    lam -= dot(&lp.v[..kk], q);
+                    for (t, o) in out[..kk].iter_mut().enumerate() {
+                        *o = (q[t] - qa) + rtu(t) - rd[t];
+                    }
+                } else {
+                    for t in 0..kk {
+                        let j = cols[t];
+                        let qb = qrow(t + 1);
+                        acc[j] += yx[t] * qb;
+                        lam -= lp.v[j] * qb;
+                        out[t] = (qb - qa) + rtu(t) - rd[t];
+                    }
+                }
+                out[kk] = lam + rtu(kk) - rd[kk];
+                out[kk + 1] = qa + rtu(kk + 1) - rd[kk + 1];
+            }
+            rb[0] = rbk;
+        });
+        rhs_w.fill(0.0);
+        for acc in self.wacc.chunks_exact(n) {
+            for (o, a) in rhs_w[..n].iter_mut().zip(acc) {
+                *o += a;
+            }
+        }
+        for j in 0..n {
+            let w = self.u[j];
+            rhs_w[j] += self.rl[j] / (w + c) - self.ru[j] / (c - w) - self.rd[j];
+        }
+        rhs_w[n] = rb.iter().sum::<f64>() - self.rd[n];
+    }
+
+    /// Recovers `Δs = GΔu + r_p`, `Δy = (r_s − y∘Δs)/s`, the bound-dual steps, and the largest
+    /// primal and dual step lengths (before `η`), in one pass over the examples (block by
+    /// block; the step lengths are maxima, exact in any order).
+    fn recover<const AFF: bool, const RP0: bool>(&self, d: &mut Dir) -> (f64, f64, [f64; 2]) {
+        let lp = self.lp;
+        let (n, c, t0) = (self.n, self.c_box, self.t0());
+        let p = self.parts;
+        let (rs, y) = (parts(&self.rs, &p.rows), parts(&self.y, &p.rows));
+        let (rp, is) = (parts(&self.rp, &p.rows), parts(&self.inv_s, &p.rows));
+        let (rt, z) = (
+            parts(&self.rt[t0..], &p.tail),
+            parts(&self.z[t0..], &p.tail),
+        );
+        let iu = parts(&self.inv_u[t0..], &p.tail);
+        let Dir {
+            u: du,
+            s: ds,
+            y: dy,
+            z: dz,
+            zl: dzl,
+            zu: dzu,
+        } = d;
+        let db = du[n];
+        let (du_w, du_t) = du.split_at(n + 1);
+        let du_t = parts(du_t, &p.tail);
+        let mut ds = parts_mut(ds, &p.rows);
+        let mut dy = parts_mut(dy, &p.rows);
+        let mut dz = parts_mut(&mut dz[t0..], &p.tail);
+        // largest −Δv/v over primal (s, u_t) and dual (y, z) components: the step is 1/max
+        // per block: [primal max, dual max, Σ (y∘Δs + z∘Δu), Σ (Δs∘Δy + Δu∘Δz)] (the sums only
+        // for the predictor, `AFF`)
+        let mut maxima = [[0.0f64; 4]; PARTS];
+        let mut slots = chunks(&mut maxima, 1);
+        #[inline(always)]
+        fn mx(a: f64, b: f64) -> f64 {
+            if b > a { b } else { a }
+        }
+        let yx_all = &self.yx;
+        let work = jobs(|k| {
+            (
+                k,
+                (rs[k], y[k], rp[k], is[k]),
+                (rt[k], z[k], iu[k], du_t[k]),
+                (
+                    std::mem::take(&mut ds[k]),
+                    std::mem::take(&mut dy[k]),
+                    std::mem::take(&mut dz[k]),
+                ),
+                std::mem::take(&mut slots[k]),
+            )
+        });
+        self.exec.run(work, |(k, rows, tail, outs, slot)| {
+            let (rs, y, rp, is) = rows;
+            let (rt, z, iu, du) = tail;
+            let (ds, dy, dz) = outs;
+            let e0 = p.ex[k];
+            let (mut pm, mut dm) = (0.0f64, 0.0f64);
+            let (mut s1, mut s2) = (0.0f64, 0.0f64);
+            for i in e0..p.ex[k + 1] {
+                let (r0, a0) = p.local(lp, k, i);
+                let kk = lp.support_len(i);
+                let nz = lp.indptr[i]..lp.indptr[i + 1];
+                let (cols, yx) = (&lp.indices[nz.clone()], &yx_all[nz]);
+                // Δy = (r_s − y∘Δs)/s, Δz = (r_t − z∘Δu)/u; for the predictor (`AFF`) with
+                // r_s = −s∘y, r_t = −u∘z in closed form
+                let dyv = |t: usize, sb: f64| {
+                    if AFF {
+                        -y[t] * (1.0 + sb * is[t])
+                    } else {
+                        (rs[t] - y[t] * sb) * is[t]
+                    }
+                };
+                let dzv = |t: usize, da: f64| {
+                    if AFF {
+                        -z[t] * (1.0 + da * iu[t])
+                    } else {
+                        (rt[t] - z[t] * da) * iu[t]
+                    }
+                };
+                // this example's rows (a_i, then b_ij) and tail variables (α_i, λ_i, ξ_i)
+                let rr = r0..r0 + kk + 1;
+                let vr = a0..a0 + kk + 2;
+                let (y, rp, is) = (&y[rr.clone()], &rp[rr.clone()], &is[rr.clone()]);
+                let (ds, dy) = (&mut ds[rr.clone()], &mut dy[rr]);
+                let (z, iu) = (&z[vr.clone()], &iu[vr.clone()]);
+                let du = &du[vr.clone()];
+                let dz = &mut dz[vr];
+                let (dl, dx) = (du[kk], du[kk + 1]);
+                let mut act = lp.p_i[i] * dl + lp.y[i] * db + dx;
+                if lp.dense {
+                    // every feature in the support (j = t): data-parallel loops, then reductions
+                    let (ds_b, dy_b) = (&mut ds[1..], &mut dy[1..]);
+                    for (t, (sb, yb)) in ds_b.iter_mut().zip(dy_b.iter_mut()).enumerate() {
+                        let rpt = if RP0 { 0.0 } else { rp[t + 1] };
+                        let s_new = yx[t] * du_w[t] - lp.v[t] * dl + du[t] + rpt;
+                        *sb = s_new;
+                        *yb = dyv(r0 + t + 1, s_new);
+                    }
+                    for (t, (dzb, &da)) in dz[..kk].iter_mut().zip(&du[..kk]).enumerate() {
+                        *dzb = dzv(a0 + t, da);
+                    }
+                    pm = mx(pm, max_neg_ratio(&ds[1..], &is[1..]));
+                    dm = mx(dm, max_neg_ratio_div(&dy[1..], &y[1..]));
+                    dm = mx(dm, max_neg_ratio_div(&dz[..kk], &z[..kk]));
+                } else {
+                    let mut pa = 0.0f64;
+                    for t in 0..kk {
+                        let j = cols[t];
+                        let da = du[t];
+                        let rpt = if RP0 { 0.0 } else { rp[t + 1] };
+                        let sb = yx[t] * du_w[j] - lp.v[j] * dl + da + rpt;
+                        let yb = dyv(r0 + t + 1, sb);
+                        let zb = dzv(a0 + t, da);
+                        ds[t + 1] = sb;
+                        dy[t + 1] = yb;
+                        dz[t] = zb;
+                        pa = mx(pa, -sb * is[t + 1]);
+                        dm = mx_ratio(mx_ratio(dm, yb, y[t + 1]), zb, z[t]);
+                    }
+                    pm = mx(pm, pa);
+                }
+                // the sums and the α maximum in vectorised passes over the example's entries, hot
+                // in L1 (single accumulators in the loops above are latency-bound chains)
+                act -= sum(&du[..kk]);
+                pm = mx(pm, max_neg_ratio(&du[..kk], &iu[..kk]));
+                if AFF {
+                    s1 += dot(&y[1..], &ds[1..]) + dot(&z[..kk], &du[..kk]);
+                    s2 += dot(&ds[1..], &dy[1..]) + dot(&du[..kk], &dz[..kk]);
+                }
+                let sa = act + if RP0 { 0.0 } else { rp[0] };
+                let ya = dyv(r0, sa);
+                ds[0] = sa;
+                dy[0] = ya;
+                let zl = dzv(a0 + kk, dl);
+                let zx = dzv(a0 + kk + 1, dx);
+                if AFF {
+                    s1 += y[0] * sa + z[kk] * dl + z[kk + 1] * dx;
+                    s2 += sa * ya + dl * zl + dx * zx;
+                }
+                dz[kk] = zl;
+                dz[kk + 1] = zx;
+                pm = mx(mx(mx(pm, -sa * is[0]), -dl * iu[kk]), -dx * iu[kk + 1]);
+                dm = mx_ratio(mx_ratio(mx_ratio(dm, ya, y[0]), zl, z[kk]), zx, z[kk + 1]);
+            }
+            slot[0] = [pm, dm, s1, s2];
+        });
+        let (mut pm, mut dm) = (0.0f64, 0.0f64);
+        let mut sums = [0.0f64; 2];
+        for [a, b, c1, c2] in maxima {
+            pm = mx(pm, a);
+            dm = mx(dm, b);
+            sums[0] += c1;
+            sums[1] += c2;
+        }
+        let du = du_w;
+        if pm.is_nan() || dm.is_nan() {
+            return (f64::NAN, f64::NAN, sums);
+        }
+        let mut ap = 1.0 / pm;
+        let mut ad = 1.0 / dm;
+        for j in 0..n {
+            let (w, dw) = (self.u[j], du[j]);
+            dzl[j] = (self.rl[j] - self.zl[j] * dw) / (w + c);
+            dzu[j] = (self.ru[j] + self.zu[j] * dw) / (c - w);
+            if dw < 0.0 {
+                ap = ap.min(-(w + c) / dw);
+            } else if dw > 0.0 {
+                ap = ap.min((c - w) / dw);
+            }
+            if dzl[j] < 0.0 {
+                ad = ad.min(-self.zl[j] / dzl[j]);
+            }
+            if dzu[j] < 0.0 {
+                ad = ad.min(-self.zu[j] / dzu[j]);
+            }
+        }
+        (ap, ad, sums)
+    }
+}

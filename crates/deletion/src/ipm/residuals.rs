@@ -1,0 +1,246 @@
+//! Residuals, complementarity and the termination tests (module docs of [`crate::ipm`]).
+
+use std::time::Instant;
+
+use bulwark_lp::Status;
+
+use super::kernels::inf_norm;
+use super::parallel::{PARTS, chunks, jobs, parts, parts_mut};
+use super::{Dir, DsxIpm, DsxIpmSettings, IpmOptions};
+
+impl DsxIpm<'_> {
+    /// Complementarity `Σ (w + C)∘z_l + (C − w)∘z_u` of the box pairs after steps `(ap, ad)`
+    /// along `d` (`d = None`: at the current iterate). The rows and the tail are summed by
+    /// [`DsxIpm::residuals`] and [`DsxIpm::recover`] in their passes.
+    pub(super) fn box_complementarity(&self, d: Option<(&Dir, f64, f64)>) -> f64 {
+        let c = self.c_box;
+        let mut sum = 0.0;
+        for j in 0..self.n {
+            let (w, zl, zu) = match d {
+                None => (self.u[j], self.zl[j], self.zu[j]),
+                Some((d, ap, ad)) => (
+                    self.u[j] + ap * d.u[j],
+                    self.zl[j] + ad * d.zl[j],
+                    self.zu[j] + ad * d.zu[j],
+                ),
+            };
+            sum += (w + c) * zl + (c - w) * zu;
+        }
+        sum
+    }
+
+    /// Number of complementarity pairs (rows, tail, both box sides): `μ` is their mean.
+    pub(super) fn n_pairs(&self) -> f64 {
+        (self.rows + (self.len - self.t0()) + 2 * self.n) as f64
+    }
+
+    /// Residuals; returns `(pobj, dobj, pres, dres, gap)` and the complementarity
+    /// `Σ s∘y + Σ u_t∘z_t` of the rows and the tail (the box pairs: [`DsxIpm::box_complementarity`]).
+    pub(super) fn residuals(&mut self) -> ((f64, f64, f64, f64, f64), f64) {
+        let lp = self.lp;
+        let (n, c, t0) = (self.n, self.c_box, self.t0());
+        let p = self.parts;
+        // r_p = G u − s − h and r_d = c − Gᵀy − Z (module docs; G's rows as in DSX eq. (4)),
+        // fused into one pass over the examples per block; per block: Gᵀy on (w, b), hᵀy,
+        // Σ ξ_i and the two ∞-norms (tail part of r_d)
+        let (s, h, y) = (
+            parts(&self.s, &p.rows),
+            parts(&self.h, &p.rows),
+            parts(&self.y, &p.rows),
+        );
+        let (u_w, u_t) = self.u.split_at(t0);
+        let (u_t, z_t) = (parts(u_t, &p.tail), parts(&self.z[t0..], &p.tail));
+        let mut rp = parts_mut(&mut self.rp, &p.rows);
+        let mut rd = parts_mut(&mut self.rd[t0..], &p.tail);
+        let mut wacc = chunks(&mut self.wacc, n);
+        // per block: [b part of Gᵀy, hᵀy, Σ ξ, ‖r_p‖∞, ‖r_d tail‖∞, Σ s∘y + u∘z]
+        let mut sums = [[0.0f64; 6]; PARTS];
+        let mut slots = chunks(&mut sums, 1);
+        let yx_all = &self.yx;
+        let inv_lam_scale = 1.0 / self.lam_scale;
+        let work = jobs(|k| {
+            (
+                k,
+                (s[k], h[k], y[k], u_t[k], z_t[k]),
+                std::mem::take(&mut rp[k]),
+                std::mem::take(&mut rd[k]),
+                std::mem::take(&mut wacc[k]),
+                std::mem::take(&mut slots[k]),
+            )
+        });
+        self.exec
+            .run(work, |(k, (s, h, y, u, z), rp, rd, acc, slot)| {
+                let e0 = p.ex[k];
+                acc.fill(0.0);
+                let (mut gb, mut hy, mut xi, mut np, mut nd) = (0.0, 0.0, 0.0, 0.0f64, 0.0f64);
+                let mut cp = 0.0;
+                // x·0 is NaN exactly for non-finite x: the norms turn NaN on any non-finite entry
+                let mut bad = 0.0;
+                let wb = u_w[n];
+                for i in e0..p.ex[k + 1] {
+                    let (r0, a0) = p.local(lp, k, i);
+                    let kk = lp.support_len(i);
+                    let nz = lp.indptr[i]..lp.indptr[i + 1];
+                    let (cols, yx) = (&lp.indices[nz.clone()], &yx_all[nz]);
+                    let (lam, xii) = (u[a0 + kk], u[a0 + kk + 1]);
+                    let ya = y[r0];
+                    let mut act = lp.p_i[i] * lam + lp.y[i] * wb + xii;
+                    let mut glam = lp.p_i[i] * ya;
+                    for t in 0..kk {
+                        let j = if lp.dense { t } else { cols[t] };
+                        let (alpha, yb) = (u[a0 + t], y[r0 + 1 + t]);
+                        act -= alpha;
+                        let r =
+                            yx[t] * u_w[j] - lp.v[j] * lam + alpha - s[r0 + 1 + t] - h[r0 + 1 + t];
+                        rp[r0 + 1 + t] = r;
+                        np = np.max(r.abs());
+                        bad += r * 0.0;
+                        acc[j] += yx[t] * yb;
+                        glam -= lp.v[j] * yb;
+                        let d = ya - yb - z[a0 + t];
+                        cp += s[r0 + 1 + t] * yb + alpha * z[a0 + t];
+                        rd[a0 + t] = d;
+                        nd = nd.max(d.abs());
+                        bad += d * 0.0;
+                        hy += h[r0 + 1 + t] * yb;
+                    }
+                    let r = act - s[r0] - h[r0];
+                    rp[r0] = r;
+                    let dl = -glam - z[a0 + kk];
+                    let dx = 1.0 - ya - z[a0 + kk + 1];
+                    rd[a0 + kk] = dl;
+                    rd[a0 + kk + 1] = dx;
+                    np = np.max(r.abs());
+                    // λ's component relative to its column's size (module docs)
+                    nd = nd.max(dl.abs() * inv_lam_scale).max(dx.abs());
+                    bad += (r + dl + dx) * 0.0;
+                    hy += h[r0] * ya;
+                    gb += lp.y[i] * ya;
+                    xi += xii;
+                    cp += s[r0] * ya + lam * z[a0 + kk] + xii * z[a0 + kk + 1];
+                }
+                if bad.is_nan() {
+                    (np, nd) = (f64::NAN, f64::NAN);
+                }
+                slot[0] = [gb, hy, xi, np, nd, cp];
+            });
+        let (mut gb, mut dobj, mut pobj, mut np, mut nd) = (0.0, 0.0, 0.0, 0.0f64, 0.0f64);
+        let mut comp = 0.0;
+        for [b, hy, xi, p_norm, d_norm, cp] in sums {
+            gb += b;
+            comp += cp;
+            dobj += hy;
+            pobj += xi;
+            // NaN-propagating maxima
+            np = if p_norm.is_nan() || np.is_nan() {
+                f64::NAN
+            } else {
+                np.max(p_norm)
+            };
+            nd = if d_norm.is_nan() || nd.is_nan() {
+                f64::NAN
+            } else {
+                nd.max(d_norm)
+            };
+        }
+        let (rd_w, _) = self.rd.split_at_mut(t0);
+        rd_w[..n].fill(0.0);
+        for acc in self.wacc.chunks_exact(n) {
+            for (o, a) in rd_w[..n].iter_mut().zip(acc) {
+                *o += a;
+            }
+        }
+        for j in 0..n {
+            rd_w[j] = -rd_w[j] - (self.zl[j] - self.zu[j]);
+            dobj -= c * (self.zl[j] + self.zu[j]);
+        }
+        rd_w[n] = -gb;
+        let pres = np / (1.0 + self.h_norm);
+        let nw = inf_norm(&self.rd[..t0]);
+        let dres = if nw.is_nan() || nd.is_nan() {
+            f64::NAN
+        } else {
+            nw.max(nd) / 2.0
+        };
+        let gap = (pobj - dobj).abs() / (1.0 + pobj.abs());
+        ((pobj, dobj, pres, dres, gap), comp)
+    }
+}
+
+/// The termination tests of the main loop and the state they keep. LP (4) is always feasible
+/// and bounded, so a run ends optimal, at a limit, or with a numerical error.
+pub(super) struct Termination {
+    opts: IpmOptions,
+    divergence_factor: f64,
+    stall_step: f64,
+    max_stalls: u32,
+    /// Smallest dual residual seen (for the divergence test).
+    best_dres: f64,
+    /// Consecutive steps below `stall_step`.
+    stalls: u32,
+}
+
+/// Why a run stops: its status and, when there is more to say, the reason.
+type Stop = Option<(Status, Option<String>)>;
+
+impl Termination {
+    pub(super) fn new(opts: IpmOptions, settings: &DsxIpmSettings) -> Self {
+        Self {
+            opts,
+            divergence_factor: settings.divergence_factor,
+            stall_step: settings.stall_step,
+            max_stalls: settings.max_stalls,
+            best_dres: f64::INFINITY,
+            stalls: 0,
+        }
+    }
+
+    /// The tests on the relative residuals `(pres, dres, gap)` of the iterate after `iter`
+    /// iterations (`start`: when the solve began).
+    pub(super) fn check(
+        &mut self,
+        iter: u32,
+        (pres, dres, gap): (f64, f64, f64),
+        start: &Instant,
+    ) -> Stop {
+        let tol = self.opts.tolerance;
+        if !(pres.is_finite() && dres.is_finite() && gap.is_finite()) {
+            return Some((Status::NumericalError, Some("non-finite residuals".into())));
+        }
+        if pres <= tol && dres <= tol && gap <= tol {
+            return Some((Status::Optimal, None));
+        }
+        // Final-phase breakdown: the gap and the primal residual have converged but the dual
+        // residual, stuck near the tolerance, grows again as `H` becomes too ill-conditioned
+        // for the solves (tiny sparse fits of the `stress` sweep). Further iterations only make
+        // it worse: stop now, so the caller's fallback starts at once.
+        let best = self.best_dres;
+        if gap <= tol && pres <= tol && dres > self.divergence_factor * best.max(tol) {
+            let reason =
+                format!("dual residual diverging at the optimum ({dres:.2e}, best {best:.2e})");
+            return Some((Status::NumericalError, Some(reason)));
+        }
+        self.best_dres = best.min(dres);
+        if iter >= self.opts.max_iter {
+            return Some((Status::IterationLimit, None));
+        }
+        if start.elapsed().as_secs_f64() > self.opts.time_limit {
+            return Some((Status::TimeLimit, None));
+        }
+        None
+    }
+
+    /// The stall test on the step `min(α_P, α_D)` about to be taken.
+    pub(super) fn check_step(&mut self, step: f64) -> Stop {
+        if step < self.stall_step {
+            self.stalls += 1;
+            if self.stalls >= self.max_stalls {
+                let reason = format!("{} step lengths below {:e}", self.stalls, self.stall_step);
+                return Some((Status::NumericalError, Some(reason)));
+            }
+        } else {
+            self.stalls = 0;
+        }
+        None
+    }
+}
