@@ -15,7 +15,7 @@ use crate::project_root;
 pub const USAGE: &str = "cargo xtask reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J]
   experiments: synth1 synth2 breast spam icml_random usps mnist
   --quick (default) fits in 10 minutes on 2 cores; --full runs the papers' protocol and records its runtime
-  data: wdbc and spambase are embedded; usps and mnist10k come from --data-dir or BULWARK_DATA";
+  data: the repository's data/ folder (wdbc and spambase are also embedded); --data-dir DIR or BULWARK_DATA=DIR for another directory";
 
 pub fn run(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a == "-h" || a == "--help") {

@@ -9,7 +9,8 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "bulwark", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
-    /// Data directory holding the non-embedded data sets (default: $BULWARK_DATA).
+    /// Data directory holding the non-embedded data sets (default: $BULWARK_DATA, else the
+    /// repository's data/ folder).
     #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// No progress bars and no warnings on stderr (errors are still reported).
@@ -76,7 +77,7 @@ pub enum Command {
 pub enum DataCommand {
     /// Shape, classes and sparsity of a data set (a built-in name or a file).
     #[command(
-        after_help = "Examples:\n  bulwark data info wdbc --json\n  bulwark data info mnist10k --data-dir ../shared/data\n  bulwark data info my.libsvm"
+        after_help = "Examples:\n  bulwark data info wdbc --json\n  bulwark data info mnist10k --data-dir /other/data\n  bulwark data info my.libsvm"
     )]
     Info(DataInfoArgs),
 }

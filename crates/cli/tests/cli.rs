@@ -36,18 +36,16 @@ fn data_info_text() {
     insta::assert_snapshot!("data_info_spambase_text", stdout(&o));
 }
 
+/// USPS and MNIST are found in the repository's `data/` with no `--data-dir` and no
+/// `BULWARK_DATA`; `BULWARK_DATA` takes precedence and a directory without the file is named.
 #[test]
-fn data_info_with_shared_data() {
-    let Some(dir) = std::env::var_os("BULWARK_DATA") else {
-        eprintln!("BULWARK_DATA not set: skipping");
-        return;
-    };
-    for (name, rows, cols) in [("mnist10k", 10000, 784), ("usps", 11000, 256)] {
-        let o = Command::new(env!("CARGO_BIN_EXE_bulwark"))
-            .args(["data", "info", name, "--json", "--data-dir"])
-            .arg(&dir)
-            .output()
-            .unwrap();
+fn data_info_usps_and_mnist_from_the_repository() {
+    let repo = bulwark_data::repository_data_dir().expect("the repository's data/ folder");
+    for (name, rows, cols, file) in [
+        ("mnist10k", 10000, 784, "mnist/t10k-images-idx3-ubyte.gz"),
+        ("usps", 11000, 256, "usps/usps_1100.csv.gz"),
+    ] {
+        let o = bulwark(&["data", "info", name, "--json"]);
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(
@@ -56,7 +54,28 @@ fn data_info_with_shared_data() {
             "{name}"
         );
         assert_eq!(v["classes"].as_object().unwrap().len(), 10);
+        assert_eq!(
+            v["source"].as_str(),
+            Some(repo.join(file).display().to_string().as_str())
+        );
     }
+    let empty = std::env::temp_dir().join(format!("bulwark-cli-nodata-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_bulwark"))
+        .args(["data", "info", "usps"])
+        .env("BULWARK_DATA", &empty)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!(
+            "looked for usps/usps_1100.csv.gz (data set `usps`) in the data directory {} (from BULWARK_DATA)",
+            empty.display()
+        )),
+        "{e}"
+    );
+    std::fs::remove_dir(&empty).unwrap();
 }
 
 /// Runs in `tests/fixtures`, so that file names in the output are short and stable.

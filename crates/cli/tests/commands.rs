@@ -154,11 +154,9 @@ fn train_eval_certify_attack_walkthrough() {
 
 #[test]
 fn lp_solve_afiro() {
-    let Some(dir) = std::env::var_os("BULWARK_DATA") else {
-        eprintln!("BULWARK_DATA not set: skipping");
-        return;
-    };
-    let mps = PathBuf::from(dir).join("lp/afiro.mps");
+    // the repository's data/lp/ (the helper runs bulwark without BULWARK_DATA)
+    let repo = bulwark_data::repository_data_dir().expect("the repository's data/ folder");
+    let mps = repo.join("lp/afiro.mps");
     let v = ok_json(&["lp", "solve", mps.to_str().unwrap(), "--json"]);
     assert_eq!(v["status"], "optimal");
     let obj = v["objective"].as_f64().unwrap();

@@ -16,7 +16,8 @@ pub use idx::parse_idx;
 pub use libsvm::parse_libsvm;
 pub use mi::{max_threshold_mi, mutual_information_values};
 pub use registry::{
-    BUILTINS, Builtin, DATA_ENV, Format, Origin, builtin, data_dir, load, load_path,
+    BUILTINS, Builtin, DATA_ENV, DataDir, DirSource, Format, Origin, builtin, data_dir, data_file,
+    load, load_path, repository_data_dir, resolve_data_dir,
 };
 pub use scale::{Scaler, ScalingKind};
 pub use split::{Split, k_fold, train_test, train_val_test};

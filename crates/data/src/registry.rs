@@ -1,4 +1,5 @@
-//! Built-in data set names, resolved in a data directory (`--data-dir` or `BULWARK_DATA`).
+//! Built-in data set names, resolved in a data directory: `--data-dir` (the explicit argument),
+//! else `BULWARK_DATA`, else the repository's own `data/` folder (see [`resolve_data_dir`]).
 //! `wdbc` and `spambase` are embedded in the crate, so the default demo needs no directory.
 
 use std::path::{Path, PathBuf};
@@ -107,13 +108,132 @@ pub enum Origin {
     File(PathBuf),
 }
 
-/// The data directory: the explicit one, else `BULWARK_DATA`, else none.
-pub fn data_dir(explicit: Option<&Path>) -> Option<PathBuf> {
-    explicit.map(Path::to_path_buf).or_else(|| {
-        std::env::var_os(DATA_ENV)
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
+/// Where the data directory came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirSource {
+    /// The explicit argument (`--data-dir`).
+    Argument,
+    /// The environment variable [`DATA_ENV`].
+    Env,
+    /// The repository's `data/` folder ([`repository_data_dir`]).
+    Repository,
+}
+
+/// A resolved data directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataDir {
+    /// The directory.
+    pub path: PathBuf,
+    /// Where it came from.
+    pub source: DirSource,
+}
+
+impl DataDir {
+    /// The directory in words, for messages.
+    fn describe(&self) -> String {
+        let p = self.path.display();
+        match self.source {
+            DirSource::Argument => format!("the data directory {p}"),
+            DirSource::Env => format!("the data directory {p} (from {DATA_ENV})"),
+            DirSource::Repository => format!("the repository's data folder {p}"),
+        }
+    }
+}
+
+/// The repository's `data/` folder, found from this crate's source location at compile time
+/// (`../../data` from `crates/data`), if it exists on disk with its `DATA.md`. A copy of the crate
+/// built outside a Bulwark checkout (e.g. from crates.io) has none.
+pub fn repository_data_dir() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.parent()?;
+    let dir = root.join("data");
+    dir.join("DATA.md").is_file().then_some(dir)
+}
+
+/// Resolves the data directory: the explicit one (`--data-dir`), else `BULWARK_DATA` (when set
+/// and not empty), else the repository's `data/` folder ([`repository_data_dir`]), else none.
+/// The first that applies is the only directory used; it is not checked for existence here, so a
+/// missing file is reported in the directory the user chose.
+pub fn resolve_data_dir(explicit: Option<&Path>) -> Option<DataDir> {
+    if let Some(p) = explicit {
+        return Some(DataDir {
+            path: p.to_path_buf(),
+            source: DirSource::Argument,
+        });
+    }
+    if let Some(p) = std::env::var_os(DATA_ENV).filter(|s| !s.is_empty()) {
+        return Some(DataDir {
+            path: PathBuf::from(p),
+            source: DirSource::Env,
+        });
+    }
+    repository_data_dir().map(|path| DataDir {
+        path,
+        source: DirSource::Repository,
     })
+}
+
+/// The path of the resolved data directory ([`resolve_data_dir`]).
+pub fn data_dir(explicit: Option<&Path>) -> Option<PathBuf> {
+    resolve_data_dir(explicit).map(|d| d.path)
+}
+
+/// A file in the data directory, e.g. `lp/afiro.mps`: its path when it exists, else
+/// [`Error::NotFound`] naming the file and the directory looked in.
+pub fn data_file(relative: &str, explicit: Option<&Path>) -> Result<PathBuf> {
+    let dir = resolve_data_dir(explicit);
+    if let Some(d) = &dir {
+        let p = d.path.join(relative);
+        if p.exists() {
+            return Ok(p);
+        }
+    }
+    Err(not_found(&[relative], "", "", dir.as_ref()))
+}
+
+/// The error for `files` (relative to the data directory; `what` they are, if worth saying)
+/// missing from `dir`: names the first file, the directory looked in (or why there was none) and
+/// how to get the data.
+fn not_found(files: &[&str], what: &str, how_to_get: &str, dir: Option<&DataDir>) -> Error {
+    let mut wanted = files.join(" and ");
+    if !what.is_empty() {
+        wanted.push_str(&format!(" ({what})"));
+    }
+    let get = if how_to_get.is_empty() {
+        String::new()
+    } else {
+        format!("; get {how_to_get}")
+    };
+    let Some(d) = dir else {
+        return Error::NotFound {
+            path: PathBuf::from(files[0]),
+            hint: format!(
+                "no data directory to look for {wanted} in: no --data-dir given, {DATA_ENV} \
+                 unset, and this build of bulwark-data has no repository data/ folder (a checkout \
+                 of the Bulwark repository ships the data there); pass --data-dir DIR or set \
+                 {DATA_ENV}=DIR for a directory holding {}{get}",
+                files.join(" and ")
+            ),
+        };
+    };
+    let mut hint = format!("looked for {wanted} in {}{get}", d.describe());
+    if let Some(r) = repository_data_dir() {
+        if r != d.path && r.join(files[0]).exists() {
+            hint.push_str(&format!(
+                "; the repository's data folder {} has it: drop --data-dir and unset {DATA_ENV} \
+                 to use it (sources and licences in its DATA.md)",
+                r.display()
+            ));
+        } else {
+            hint.push_str(&format!(
+                "; {} lists the sources and checksums",
+                r.join("DATA.md").display()
+            ));
+        }
+    }
+    Error::NotFound {
+        path: d.path.join(files[0]),
+        hint,
+    }
 }
 
 /// File formats the loader understands.
@@ -188,34 +308,36 @@ pub fn load_path(path: &Path, format: Option<Format>) -> Result<Dataset> {
     }
 }
 
-/// Loads a built-in name (from the data directory when it has the file, else the embedded copy)
-/// or a path. Unknown names get an error listing the built-in ones.
+/// Loads a built-in name or a path. A built-in name is read from the data directory
+/// ([`resolve_data_dir`]); `wdbc` and `spambase` come from their embedded copies unless a
+/// directory given by `--data-dir` or `BULWARK_DATA` holds the file (the repository's copies are
+/// the same bytes). Unknown names get an error listing the built-in ones.
 pub fn load(spec: &str, data_dir_override: Option<&Path>) -> Result<(Dataset, Origin)> {
     if let Some(b) = builtin(spec) {
-        let dir = data_dir(data_dir_override);
-        if let Some(dir) = &dir {
-            let first = dir.join(b.files[0]);
-            if first.exists() {
-                let d = load_path(&first, None)?.with_name(b.name);
-                return Ok((d, Origin::File(first)));
-            }
-        }
-        if let Some(bytes) = b.embedded {
+        let dir = resolve_data_dir(data_dir_override);
+        let file = dir
+            .as_ref()
+            .map(|d| d.path.join(b.files[0]))
+            .filter(|f| f.exists());
+        let user_file = dir
+            .as_ref()
+            .is_some_and(|d| d.source != DirSource::Repository);
+        if let Some(bytes) = b.embedded
+            && (file.is_none() || !user_file)
+        {
             let d = csvfile::parse_csv(&decode(bytes, b.name)?, b.name)?;
             return Ok((d, Origin::Embedded));
         }
-        let where_ = match &dir {
-            Some(d) => d.join(b.files[0]),
-            None => PathBuf::from(format!("$BULWARK_DATA/{}", b.files[0])),
-        };
-        let hint = match dir {
-            Some(_) => format!("data set `{}` needs {}", b.name, b.how_to_get),
-            None => format!(
-                "data set `{}` is not embedded: pass --data-dir DIR or set {DATA_ENV} to a directory holding {} ({})",
-                b.name, b.files[0], b.how_to_get
-            ),
-        };
-        return Err(Error::NotFound { path: where_, hint });
+        if let Some(first) = file {
+            let d = load_path(&first, None)?.with_name(b.name);
+            return Ok((d, Origin::File(first)));
+        }
+        return Err(not_found(
+            b.files,
+            &format!("data set `{}`", b.name),
+            b.how_to_get,
+            dir.as_ref(),
+        ));
     }
     let path = Path::new(spec);
     if path.exists() || spec.contains('/') || spec.contains('.') {
@@ -226,4 +348,33 @@ pub fn load(spec: &str, data_dir_override: Option<&Path>) -> Result<(Dataset, Or
         name: spec.to_string(),
         hint: format!("not a file and not a built-in name ({})", names.join(", ")),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without any data directory the message names the file, says why there is no directory
+    /// and how to get the data, and names no folder the user does not have.
+    #[test]
+    fn no_data_directory_names_the_file_and_how_to_get_it() {
+        let b = builtin("usps").unwrap();
+        let e = not_found(b.files, "data set `usps`", b.how_to_get, None);
+        assert!(
+            e.to_string()
+                .starts_with("usps/usps_1100.csv.gz: not found (no data directory")
+        );
+        let Error::NotFound { path, hint } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(path, Path::new("usps/usps_1100.csv.gz"));
+        assert!(
+            hint.contains("usps/usps_1100.csv.gz (data set `usps`)")
+                && hint.contains("no --data-dir given, BULWARK_DATA unset")
+                && hint.contains("--data-dir DIR or set BULWARK_DATA=DIR")
+                && hint.contains("1100-per-digit USPS"),
+            "{hint}"
+        );
+        assert!(!hint.contains(env!("CARGO_MANIFEST_DIR")), "{hint}");
+    }
 }

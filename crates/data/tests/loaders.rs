@@ -1,4 +1,5 @@
-//! Loader tests: embedded sets, every set in $BULWARK_DATA against DATA.md, and every bad input.
+//! Loader tests: embedded sets, every set in the data directory against DATA.md, and every bad
+//! input.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -49,13 +50,13 @@ fn embedded_sets_load_without_a_data_directory() {
     );
 }
 
-/// Shapes and class counts of every data set in ../shared/data (DATA.md), when BULWARK_DATA is set.
+/// Shapes and class counts of every data set in the data directory (the repository's `data/`
+/// unless `BULWARK_DATA` names another) against DATA.md.
 #[test]
-fn every_shared_data_set_matches_data_md() {
-    let Some(dir) = bulwark_data::data_dir(None) else {
-        eprintln!("BULWARK_DATA not set: skipping the shared-data loader test");
-        return;
-    };
+fn every_data_set_matches_data_md() {
+    let dir = bulwark_data::data_dir(None).expect(
+        "no data directory: the repository's data/ folder is missing and BULWARK_DATA is unset",
+    );
     type Expected = (&'static str, usize, usize, &'static [(&'static str, usize)]);
     let table: &[Expected] = &[
         ("wdbc", 569, 30, &[("benign", 357), ("malignant", 212)]),
@@ -81,7 +82,8 @@ fn every_shared_data_set_matches_data_md() {
         let (d, origin) = load(name, Some(&dir)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(
             matches!(origin, bulwark_data::Origin::File(_)),
-            "{name} should come from the data directory"
+            "{name} should come from the data directory {}",
+            dir.display()
         );
         assert_eq!((d.len(), d.n_features()), (rows, cols), "{name}");
         let cc = d.class_counts();

@@ -1,5 +1,5 @@
 //! Robustness sweep of the DSX IPM on small, sparse, high-dimensional subsets of MNIST pairs
-//! (development tool; needs BULWARK_DATA). `STRESS_FALLBACKS=1` also prints each fit a
+//! (development tool; reads mnist10k from the data directory). `STRESS_FALLBACKS=1` also prints each fit a
 //! fallback answered, with the reason the structured IPM stopped.
 #![allow(clippy::print_stdout)]
 use bulwark_core::ParamGuard;

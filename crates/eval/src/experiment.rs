@@ -35,7 +35,7 @@ pub struct RunConfig {
     pub mode: Mode,
     /// Master seed: every random choice of every experiment derives from it.
     pub seed: u64,
-    /// Data directory (`--data-dir`, else `BULWARK_DATA`).
+    /// Data directory (`--data-dir`; when `None`, `BULWARK_DATA`, else the repository's `data/`).
     pub data_dir: Option<PathBuf>,
     /// Worker threads (results do not depend on it).
     pub jobs: usize,

@@ -10,11 +10,10 @@
 //! | `mnist` | DSX §4.2, Figs. 6–7: all 45 digit pairs of the MNIST test set (10k) |
 //! | `icml_random` | ICML 2008 §5 Fig. 1: 50 training points, random deletion, spam and MNIST 4 vs 7 |
 
-use std::path::Path;
 use std::time::Instant;
 
 use bulwark_core::{Classifier, Dataset, Error, LinearModel, rng_for_stream};
-use bulwark_data::{BinaryTask, all_pairs, binary_task, builtin, load, train_val_test};
+use bulwark_data::{BinaryTask, all_pairs, binary_task, load, train_val_test};
 use serde_json::json;
 
 use crate::curve::{self, AttackMode, CurveSpec, Scaling, Values, run_jobs};
@@ -75,20 +74,12 @@ fn experiment_seed(master: u64, name: &str) -> u64 {
     h ^ master.wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
-fn missing(name: &str, data_dir: Option<&Path>) -> Outcome {
-    let b = builtin(name).expect("built-in name");
-    let dir = match data_dir {
-        Some(d) => format!("the data directory {}", d.display()),
-        None => "a data directory (none given: pass --data-dir DIR or set BULWARK_DATA)".into(),
-    };
+/// A built-in data set that is not there. The registry's message names the file looked for and
+/// the data directory looked in (or that there was none, and how to get the data).
+fn missing(name: &str, e: &Error) -> Outcome {
     Outcome::MissingData {
         dataset: name.into(),
-        message: format!(
-            "data set `{name}` not found: expected {} in {dir}. Get {} — see DATA.md in the shared data directory (`{}` there).",
-            b.files.join(" and "),
-            b.how_to_get,
-            b.files[0],
-        ),
+        message: e.to_string(),
     }
 }
 
@@ -96,7 +87,7 @@ fn missing(name: &str, data_dir: Option<&Path>) -> Outcome {
 fn load_builtin(name: &str, cfg: &RunConfig) -> Result<Dataset, Outcome> {
     match load(name, cfg.data_dir.as_deref()) {
         Ok((d, _)) => Ok(d),
-        Err(Error::NotFound { .. }) => Err(missing(name, cfg.data_dir.as_deref())),
+        Err(e @ Error::NotFound { .. }) => Err(missing(name, &e)),
         Err(e) => Err(Outcome::Failed(e)),
     }
 }

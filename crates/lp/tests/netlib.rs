@@ -1,24 +1,16 @@
-//! Netlib acceptance problems, read from `$BULWARK_DATA/lp/` (skipped with a note when
-//! `BULWARK_DATA` is unset).
+//! Netlib acceptance problems, read from `lp/` in the data directory (the repository's `data/lp/`
+//! unless `--data-dir`/`BULWARK_DATA` name another; see `bulwark_data::resolve_data_dir`).
 #![allow(clippy::print_stderr)]
 
 use bulwark_lp::{BackendChoice, IpmSettings, Status, read_mps, solve};
 
-fn data_file(name: &str) -> Option<std::path::PathBuf> {
-    match std::env::var_os("BULWARK_DATA") {
-        Some(dir) => Some(std::path::Path::new(&dir).join("lp").join(name)),
-        None => {
-            eprintln!("note: BULWARK_DATA is unset; skipping the {name} test");
-            None
-        }
-    }
+fn data_file(name: &str) -> std::path::PathBuf {
+    bulwark_data::data_file(&format!("lp/{name}"), None).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
 fn afiro() {
-    let Some(path) = data_file("afiro.mps") else {
-        return;
-    };
+    let path = data_file("afiro.mps");
     let lp = read_mps(&path).unwrap();
     for backend in [BackendChoice::SparseLdl, BackendChoice::Dense] {
         let s = IpmSettings::builder().backend(backend).build().unwrap();
@@ -38,9 +30,7 @@ fn afiro() {
 /// or report an honest non-optimal status — never a wrong optimum.
 #[test]
 fn greenbea_is_optimal_and_right_or_honest() {
-    let Some(path) = data_file("greenbea.mps") else {
-        return;
-    };
+    let path = data_file("greenbea.mps");
     let lp = read_mps(&path).unwrap();
     let sol = solve(&lp, &IpmSettings::default()).unwrap();
     eprintln!(
