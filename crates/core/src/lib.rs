@@ -3,6 +3,8 @@
 pub mod budget;
 pub mod dataset;
 pub mod error;
+#[cfg(any(feature = "sprs", feature = "faer"))]
+pub mod interop;
 pub mod matrix;
 pub mod model;
 pub mod rng;
