@@ -22,9 +22,9 @@
 //! pass over the non-zeros of `x`, fused with the margin for dense rows under uniform values,
 //! and only the features *before* the budget boundary in the order (ratio ↓, index ↑) are needed,
 //! which a weighted quickselect finds in expected `O(k)` for `k` candidates — nothing at all when
-//! `N = 0` or every candidate fits. Per call: `O(nnz(x))` plus that selection. This is the
-//! inner loop of the cube-projected Perceptron (`bulwark-online`), so it allocates nothing once
-//! the [`DeletionScratch`] is warm.
+//! `N = 0` or every candidate fits. Per call: one pass over the row (`O(n)` dense, `O(nnz(x))`
+//! sparse) plus that selection. This is the inner loop of the cube-projected Perceptron
+//! (`bulwark-online`), so it allocates nothing once the [`DeletionScratch`] is warm.
 
 use serde::{Deserialize, Serialize};
 
