@@ -479,9 +479,11 @@ fn before(a: &Cand, b: &Cand) -> std::cmp::Ordering {
     b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
 
-/// Dot product with four independent accumulators (vectorises; order-stable for a given length).
+/// Dot product with four independent accumulators (vectorises; order-stable for a given length):
+/// the margin of [`FeatureBudget::worst_case_deletion`] on dense rows, and the dot product of the
+/// learners of `bulwark-online`.
 #[inline]
-fn dot4(a: &[f64], b: &[f64]) -> f64 {
+pub fn dot4(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut s = [0.0f64; 4];
