@@ -21,7 +21,7 @@ use bulwark_core::{
 };
 
 use crate::budget::{AttackBudget, check_budget, check_values};
-use crate::knapsack::{self, DEFAULT_NODE_LIMIT, Item};
+use crate::exact_deletion::{self as knapsack, DEFAULT_NODE_LIMIT, Item};
 use crate::sample::standard_normal;
 
 /// Per-feature mean and variance for corruption noise, estimated on training data only.

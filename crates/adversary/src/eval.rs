@@ -25,7 +25,7 @@ use bulwark_core::{
 
 use crate::attack::{Attack, check_model_data};
 use crate::budget::{AttackBudget, check_budget};
-use crate::knapsack::{self, DEFAULT_NODE_LIMIT};
+use crate::exact_deletion::{self as knapsack, DEFAULT_NODE_LIMIT};
 use crate::noise::{CloudDirection, GaussianCloud, UniformNoise};
 
 /// The error of a model under one attack at one budget.

@@ -4,7 +4,7 @@ pub mod attack;
 pub mod budget;
 pub mod contaminate;
 pub mod eval;
-pub mod knapsack;
+pub mod exact_deletion;
 pub mod noise;
 pub mod sample;
 
@@ -22,6 +22,6 @@ pub use eval::{
     NoisePoint, Verdict, attacked_dataset, certify, certify_curve, certify_with, error_vs_budget,
     error_vs_noise, evaluate, evaluate_attack,
 };
-pub use knapsack::{DEFAULT_NODE_LIMIT, Deletion, Item, Method, Solution};
+pub use exact_deletion::{DEFAULT_NODE_LIMIT, Deletion, ExactDeletion, ExactMethod, Item};
 pub use noise::{CloudDirection, GaussianCloud, UniformNoise};
 pub use sample::{Distribution, halfspace_data, random_unit_vector, standard_normal};

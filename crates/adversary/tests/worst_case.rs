@@ -1,6 +1,6 @@
 //! Acceptance: greedy, exact and relaxation against brute force over every subset of features.
 
-use bulwark_adversary::knapsack::{self, Item};
+use bulwark_adversary::exact_deletion::{self, Item};
 use bulwark_adversary::{Attack, AttackBudget, AttackKind, CertifyOptions, certify_with, evaluate};
 use bulwark_core::{Dataset, DenseMatrix, LinearModel, RowView, Sign};
 use proptest::prelude::*;
@@ -26,7 +26,7 @@ fn brute_force(w: &[f64], x: &[f64], y: Sign, v: &[f64], budget: f64) -> f64 {
 
 fn items_of(w: &[f64], x: &[f64], y: Sign, v: &[f64]) -> Vec<Item> {
     let mut items = Vec::new();
-    knapsack::items(w, RowView::Dense(x), y, v, &mut items);
+    exact_deletion::items(w, RowView::Dense(x), y, v, &mut items);
     items
 }
 
@@ -60,12 +60,12 @@ proptest! {
         let (y, budget) = (sign(y), f64::from(budget));
         let items = items_of(&w, &x, y, &v);
         let bf = brute_force(&w, &x, y, &v, budget);
-        let g = knapsack::greedy(&items, budget);
-        let e = knapsack::exact(&items, budget, u64::MAX);
+        let g = exact_deletion::greedy(&items, budget);
+        let e = exact_deletion::exact(&items, budget, u64::MAX);
         prop_assert!(e.complete);
         prop_assert!(close(g.damage, bf), "greedy {} brute {}", g.damage, bf);
         prop_assert!(close(e.deletion.damage, bf), "exact {} brute {}", e.deletion.damage, bf);
-        prop_assert!(close(knapsack::relaxation(&items, budget), bf));
+        prop_assert!(close(exact_deletion::relaxation(&items, budget), bf));
         prop_assert!(g.cost <= budget && e.deletion.cost <= budget);
     }
 
@@ -87,16 +87,16 @@ proptest! {
         let budget = frac * v.iter().sum::<f64>();
         let items = items_of(&w, &x, y, &v);
         let bf = brute_force(&w, &x, y, &v, budget);
-        let g = knapsack::greedy(&items, budget);
-        let e = knapsack::exact(&items, budget, u64::MAX);
-        let r = knapsack::relaxation(&items, budget);
+        let g = exact_deletion::greedy(&items, budget);
+        let e = exact_deletion::exact(&items, budget, u64::MAX);
+        let r = exact_deletion::relaxation(&items, budget);
         prop_assert!(e.complete);
         prop_assert!(close(e.deletion.damage, bf), "exact {:?} brute {}", e, bf);
         prop_assert!(g.damage <= e.deletion.damage + 1e-9);
         prop_assert!(e.deletion.damage <= r + 1e-9);
         prop_assert!(e.deletion.cost <= budget + 1e-9);
         // a node limit never gives a wrong "exact": the best set found is feasible and ≤ optimum
-        let limited = knapsack::exact(&items, budget, 3);
+        let limited = exact_deletion::exact(&items, budget, 3);
         prop_assert!(limited.deletion.damage <= bf + 1e-9);
         prop_assert!(limited.deletion.damage + 1e-9 >= g.damage);
         prop_assert!(limited.deletion.cost <= budget + 1e-9);
@@ -161,10 +161,10 @@ fn node_limit_leaves_examples_undecided_never_wrong() {
     let x = vec![1.0; n];
     let items = items_of(&w, &x, Sign::Pos, &v);
     let budget = 20.5;
-    let full = knapsack::exact(&items, budget, 10_000_000);
-    let g = knapsack::greedy(&items, budget);
+    let full = exact_deletion::exact(&items, budget, 10_000_000);
+    let g = exact_deletion::greedy(&items, budget);
     // a bias just above the greedy damage: the greedy fails, the relaxation cannot prove robustness
-    let rel = knapsack::relaxation(&items, budget);
+    let rel = exact_deletion::relaxation(&items, budget);
     let total: f64 = w.iter().sum();
     let margin = 0.5 * (g.damage + rel);
     let b = margin - total;
@@ -217,7 +217,7 @@ fn node_limit_leaves_examples_undecided_never_wrong() {
 /// is strictly suboptimal, and always match brute force.
 #[test]
 fn seeded_sweep_exercises_both_exact_methods() {
-    use bulwark_adversary::Method;
+    use bulwark_adversary::ExactMethod;
     use rand::Rng as _;
     let mut rng = bulwark_core::rng_from_seed(42);
     let (mut bb_gap, mut dp_gap) = (0, 0);
@@ -238,14 +238,14 @@ fn seeded_sweep_exercises_both_exact_methods() {
         let budget = rng.random_range(0.0..0.7) * v.iter().sum::<f64>();
         let items = items_of(&w, &x, Sign::Pos, &v);
         let bf = brute_force(&w, &x, Sign::Pos, &v, budget);
-        let e = knapsack::exact(&items, budget, u64::MAX);
-        let g = knapsack::greedy(&items, budget);
+        let e = exact_deletion::exact(&items, budget, u64::MAX);
+        let g = exact_deletion::greedy(&items, budget);
         assert!(close(e.deletion.damage, bf), "case {case}: {e:?} vs {bf}");
         if g.damage < bf - 1e-9 {
             match e.method {
-                Method::BranchAndBound => bb_gap += 1,
-                Method::DynamicProgramming => dp_gap += 1,
-                Method::Trivial => panic!("trivial cannot beat the greedy"),
+                ExactMethod::BranchAndBound => bb_gap += 1,
+                ExactMethod::DynamicProgramming => dp_gap += 1,
+                ExactMethod::Trivial => panic!("trivial cannot beat the greedy"),
             }
         }
     }

@@ -4,6 +4,8 @@ pub mod budget;
 pub mod dataset;
 pub mod ensemble;
 pub mod error;
+#[cfg(any(feature = "sprs", feature = "faer"))]
+pub mod interop;
 pub mod kernel;
 pub mod learner;
 pub mod matrix;

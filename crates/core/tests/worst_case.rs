@@ -194,3 +194,133 @@ proptest! {
         }
     }
 }
+
+/// The closed form by sorting (the textbook greedy of notes A3, DSX §A3): free deletions, then
+/// the candidates `r_j > 1/P` by ratio ↓ (ties: index ↑), whole while they fit, then one
+/// fractionally. Returns the value inside the hinge and the deleted `(j, σ_j)`.
+fn sorted_greedy(
+    v: &[f64],
+    n_budget: f64,
+    w: &[f64],
+    b: f64,
+    x: &[f64],
+    y: f64,
+) -> (f64, Vec<(usize, f64)>) {
+    let total: f64 = v.iter().sum();
+    let inv_p = 1.0 / (total - n_budget);
+    let margin = b + (0..x.len()).map(|j| w[j] * x[j]).sum::<f64>();
+    let (mut gain, mut deleted, mut cand) = (0.0, Vec::new(), Vec::new());
+    for j in 0..x.len() {
+        let c = y * w[j] * x[j];
+        if x[j] == 0.0 {
+            continue;
+        }
+        if v[j] == 0.0 {
+            if c > 0.0 {
+                deleted.push((j, 1.0));
+                gain += c;
+            }
+        } else if c / v[j] > inv_p {
+            cand.push((c / v[j], j));
+        }
+    }
+    cand.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut left = n_budget;
+    for (_, j) in cand {
+        if left <= 0.0 {
+            break;
+        }
+        let profit = y * w[j] * x[j] - v[j] * inv_p;
+        if v[j] <= left {
+            deleted.push((j, 1.0));
+            gain += profit;
+            left -= v[j];
+        } else {
+            deleted.push((j, left / v[j]));
+            gain += left / v[j] * profit;
+            left = 0.0;
+        }
+    }
+    (total * inv_p - y * margin + gain, deleted)
+}
+
+#[allow(clippy::type_complexity)]
+fn selection_instance() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64, bool, f64, u8)>
+{
+    (1usize..=60).prop_flat_map(|n| {
+        (
+            prop::collection::vec(
+                prop_oneof![3 => -2.0f64..2.0, 1 => Just(0.5), 1 => Just(-0.5)],
+                n,
+            ),
+            prop::collection::vec(
+                prop_oneof![3 => -1.0f64..1.0, 1 => Just(0.0), 1 => Just(1.0)],
+                n,
+            ),
+            prop::collection::vec(
+                prop_oneof![3 => 0.1f64..2.0, 1 => Just(0.0), 2 => Just(1.0)],
+                n,
+            ),
+            -1.0f64..1.0,
+            any::<bool>(),
+            0.0f64..1.0,
+            0u8..4,
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The selection-based evaluation (no sort) returns the value (to rounding) and the deleted
+    /// set of the sorted greedy, on dense and sparse rows, for uniform, 0/1 and general values
+    /// and integral or fractional budgets (ties included: `w`, `x` and `v` repeat values).
+    #[test]
+    fn selection_matches_the_sorted_greedy((w, x, v, b, pos, frac, kind) in selection_instance()) {
+        let n = w.len();
+        let v: Vec<f64> = match kind {
+            0 | 3 => vec![1.0; n],
+            1 => v.iter().map(|&a| if a == 0.0 { 0.0 } else { 1.0 }).collect(),
+            _ => v,
+        };
+        let total: f64 = v.iter().sum();
+        prop_assume!(total > 0.0);
+        let n_budget = if kind >= 2 {
+            frac * total
+        } else {
+            (frac * total).floor().min(total - 1.0).max(0.0)
+        };
+        let budget = FeatureBudget::try_new(v.clone(), n_budget).unwrap();
+        let y = if pos { Sign::Pos } else { Sign::Neg };
+        let (value, mut expected) = sorted_greedy(&v, n_budget, &w, b, &x, y.as_f64());
+        expected.sort_by_key(|p| p.0);
+        let indices: Vec<usize> = (0..n).filter(|&j| x[j] != 0.0).collect();
+        let values: Vec<f64> = indices.iter().map(|&j| x[j]).collect();
+        let mut s = DeletionScratch::default();
+        for row in [RowView::Dense(&x), RowView::Sparse { indices: &indices, values: &values }] {
+            let wc = budget.worst_case_deletion(&w, b, row, y, &mut s);
+            prop_assert!((wc.value - value).abs() <= 1e-12 * (1.0 + value.abs()), "{} vs {value}", wc.value);
+            let mut got = s.deleted().to_vec();
+            got.sort_by_key(|p| p.0);
+            prop_assert_eq!(got.len(), expected.len());
+            for (p, q) in got.iter().zip(&expected) {
+                prop_assert_eq!(p.0, q.0);
+                prop_assert!((p.1 - q.1).abs() <= 1e-12, "{:?} vs {:?}", p, q);
+            }
+        }
+    }
+}
+
+#[test]
+fn serde_round_trip_revalidates() {
+    let budget = FeatureBudget::try_new(vec![0.5, 1.0, 0.0], 1.2).unwrap();
+    let json = serde_json::to_string(&budget).unwrap();
+    assert_eq!(json, r#"{"values":[0.5,1.0,0.0],"budget":1.2,"total":1.5}"#);
+    let back: FeatureBudget = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, budget);
+    let bad = r#"{"values":[0.5,1.0],"budget":1.5,"total":1.5}"#;
+    let e = serde_json::from_str::<FeatureBudget>(bad)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("budget"), "{e}");
+}

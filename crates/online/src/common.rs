@@ -40,26 +40,8 @@ pub(crate) fn check_at_least_one(name: &str, k: usize) -> Result<()> {
     }
 }
 
-/// Dot product with four independent accumulators (vectorises; order-stable for a given length).
-#[inline]
-pub(crate) fn dot4(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut s = [0.0f64; 4];
-    let chunks = n / 4;
-    for k in 0..chunks {
-        let i = 4 * k;
-        s[0] += a[i] * b[i];
-        s[1] += a[i + 1] * b[i + 1];
-        s[2] += a[i + 2] * b[i + 2];
-        s[3] += a[i + 3] * b[i + 3];
-    }
-    let mut tail = 0.0;
-    for i in 4 * chunks..n {
-        tail += a[i] * b[i];
-    }
-    (s[0] + s[1]) + (s[2] + s[3]) + tail
-}
+/// Dot product with four independent accumulators (core's, which the worst-case deletion uses).
+pub(crate) use bulwark_core::budget::dot4;
 
 /// `log(1 + exp(t))` without overflow.
 #[inline]

@@ -2,7 +2,6 @@
 
 mod common;
 mod dualcd;
-mod knapsack;
 pub mod learner;
 pub mod logreg;
 pub mod o2b;

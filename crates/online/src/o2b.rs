@@ -20,9 +20,9 @@
 //!   `w_1 = 0, …, w_T` (Erratum 12), kept in `O(n)` memory through the identity
 //!   `Σ_{t≤T} w_t = T·w_{T+1} − Σ_s s·Δ_s` (`Δ_s` the update of round `s`), so a round costs
 //!   `O(nnz(x))` (plus an expected-linear selection for the deletion) and the state never grows.
-//! - **Worst case.** The loss and deletion are core's closed form evaluated by a
-//!   selection-based variant (`knapsack.rs`, no sort: expected `O(k)` for `k` candidate
-//!   features) that is property-tested to return core's value and deleted set.
+//! - **Worst case.** The loss and deletion are core's closed form, which selects the deleted
+//!   features without sorting (expected `O(k)` for `k` candidate features) and allocates
+//!   nothing once its [`DeletionScratch`] is warm.
 //! - **Epochs.** One pass in the data order is the setting of the theory. Several epochs
 //!   (optionally reshuffled with a seed) are offered as a practical option *beyond the
 //!   theory*: the stream is then the concatenation of the passes, `T = epochs·m`, and Theorem 4
@@ -34,14 +34,13 @@
 use std::time::Instant;
 
 use bulwark_core::{
-    Dataset, Error, FeatureBudget, Fit, FitReport, FitWith, Fitted, LinearModel, ParamGuard,
-    Result, RowView, Sign, rng_from_seed,
+    Dataset, DeletionScratch, Error, FeatureBudget, Fit, FitReport, FitWith, Fitted, LinearModel,
+    ParamGuard, Result, RowView, Sign, rng_from_seed,
 };
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 use crate::common::{binary_training_labels, check_at_least_one, check_c};
-use crate::knapsack::FastBudget;
 use bulwark_core::FeatureValues;
 
 /// `[t]_{±C}` as two selects (vectorises; inputs are finite).
@@ -79,7 +78,7 @@ pub struct O2bOnline {
     updates: u64,
     cumulative_loss: f64,
     keep: Vec<f64>,
-    fast: FastBudget,
+    scratch: DeletionScratch,
 }
 
 impl O2bOnline {
@@ -99,7 +98,7 @@ impl O2bOnline {
             updates: 0,
             cumulative_loss: 0.0,
             keep: vec![1.0; n],
-            fast: FastBudget::new(&budget),
+            scratch: DeletionScratch::with_capacity(n),
             budget,
         })
     }
@@ -150,7 +149,7 @@ impl O2bOnline {
         }
         // A non-finite entry makes the loss value non-finite (NaN/∞ reach the margin through
         // w_j·x_j, and 0·∞ = NaN), so the row is scanned only when the value is not finite.
-        let value = self.fast.value(&self.w, self.b, x, y);
+        let value = self.worst_case_value(x, y);
         if !value.is_finite() {
             return Err(match x.nonzeros().find(|(_, v)| !v.is_finite()) {
                 Some((j, v)) => Error::NonFinite {
@@ -170,11 +169,19 @@ impl O2bOnline {
 
     #[inline]
     pub(crate) fn observe_unchecked(&mut self, x: RowView<'_>, y: Sign) -> f64 {
-        let value = self.fast.value(&self.w, self.b, x, y);
+        let value = self.worst_case_value(x, y);
         self.apply(x, y, value)
     }
 
-    /// Completes a round whose loss value was just computed by `self.fast`.
+    /// The value inside the hinge at the current hypothesis; `self.scratch` receives the deletion.
+    #[inline]
+    fn worst_case_value(&mut self, x: RowView<'_>, y: Sign) -> f64 {
+        self.budget
+            .worst_case_deletion(&self.w, self.b, x, y, &mut self.scratch)
+            .value
+    }
+
+    /// Completes a round whose loss value was just computed by `worst_case_value`.
     #[inline]
     fn apply(&mut self, x: RowView<'_>, y: Sign, value: f64) -> f64 {
         let loss = value.max(0.0);
@@ -190,7 +197,7 @@ impl O2bOnline {
         self.updates += 1;
         let round = self.rounds as f64;
         let c = self.c;
-        for &(j, s) in self.fast.deleted() {
+        for &(j, s) in self.scratch.deleted() {
             self.keep[j] = 1.0 - s;
         }
         let (w, u, keep) = (&mut self.w, &mut self.u, &self.keep);
@@ -210,7 +217,7 @@ impl O2bOnline {
                 }
             }
         }
-        for &(j, _) in self.fast.deleted() {
+        for &(j, _) in self.scratch.deleted() {
             self.keep[j] = 1.0;
         }
         let new_b = (self.b + a).clamp(-c, c);

@@ -1,5 +1,6 @@
 //! The seeded instance generator of `lp_bench` (benchmark shapes), shared with the tests that
-//! solve one of its shapes (`#[path]`-included by both).
+//! solve one of its shapes and with the workspace bench `benches/lp4.rs` (`#[path]`-included by
+//! all three).
 
 use bulwark_core::{CsrMatrix, Dataset, DenseMatrix, Features, Sign};
 use rand::{Rng, SeedableRng};

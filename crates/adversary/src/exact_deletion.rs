@@ -1,5 +1,6 @@
-//! The per-example deletion problem and its three solvers: the DSX greedy, the fractional
-//! relaxation, and an exact 0/1 knapsack (dynamic programming or branch and bound).
+//! The exact worst-case deletion of one example — a 0/1 knapsack — and its three solvers: the DSX
+//! greedy, the fractional relaxation, and the exact optimum (dynamic programming or branch and
+//! bound), used by the exact deletion attack and by the certificates.
 //!
 //! # The objective
 //!
@@ -57,10 +58,10 @@ pub struct Deletion {
     pub cost: f64,
 }
 
-/// Which exact method produced a [`Solution`].
+/// Which exact method produced a [`ExactDeletion`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Method {
+pub enum ExactMethod {
     /// Nothing to decide: every candidate fits (or there is none).
     Trivial,
     /// Dynamic programming over the integer capacity `⌊N⌋`.
@@ -71,7 +72,7 @@ pub enum Method {
 
 /// Result of [`exact`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Solution {
+pub struct ExactDeletion {
     /// The best deletion found (the optimum when `complete`).
     pub deletion: Deletion,
     /// Whether optimality is proven (`false`: the node limit was hit).
@@ -79,7 +80,7 @@ pub struct Solution {
     /// Branch-and-bound nodes visited (0 for DP / trivial).
     pub nodes: u64,
     /// The method used.
-    pub method: Method,
+    pub method: ExactMethod,
 }
 
 /// Largest DP table (items × (capacity + 1)) before falling back to branch and bound.
@@ -182,7 +183,7 @@ pub fn relaxation(items: &[Item], budget: f64) -> f64 {
 
 /// The exact 0/1 worst case (see the module docs) with at most `node_limit` branch-and-bound
 /// nodes.
-pub fn exact(items: &[Item], budget: f64, node_limit: u64) -> Solution {
+pub fn exact(items: &[Item], budget: f64, node_limit: u64) -> ExactDeletion {
     solve(items, budget, node_limit, None).0
 }
 
@@ -196,11 +197,16 @@ pub(crate) fn decide(
     budget: f64,
     node_limit: u64,
     target: f64,
-) -> (Solution, bool) {
+) -> (ExactDeletion, bool) {
     solve(items, budget, node_limit, Some(target))
 }
 
-fn solve(items: &[Item], budget: f64, node_limit: u64, target: Option<f64>) -> (Solution, bool) {
+fn solve(
+    items: &[Item],
+    budget: f64,
+    node_limit: u64,
+    target: Option<f64>,
+) -> (ExactDeletion, bool) {
     // Free deletions are always taken.
     let mut chosen: Vec<usize> = items
         .iter()
@@ -223,11 +229,11 @@ fn solve(items: &[Item], budget: f64, node_limit: u64, target: Option<f64>) -> (
         chosen.extend(rest.iter().map(|it| it.feature));
         let deletion = finish(chosen, items);
         let r = reached(&deletion);
-        let s = Solution {
+        let s = ExactDeletion {
             deletion,
             complete: true,
             nodes: 0,
-            method: Method::Trivial,
+            method: ExactMethod::Trivial,
         };
         return (s, r);
     }
@@ -241,11 +247,11 @@ fn solve(items: &[Item], budget: f64, node_limit: u64, target: Option<f64>) -> (
         chosen.extend(dynamic_programming(&rest, cap as usize));
         let deletion = finish(chosen, items);
         let r = reached(&deletion);
-        let s = Solution {
+        let s = ExactDeletion {
             deletion,
             complete: true,
             nodes: 0,
-            method: Method::DynamicProgramming,
+            method: ExactMethod::DynamicProgramming,
         };
         return (s, r);
     }
@@ -254,11 +260,11 @@ fn solve(items: &[Item], budget: f64, node_limit: u64, target: Option<f64>) -> (
     chosen.extend(picked);
     let deletion = finish(chosen, items);
     let r = hit || reached(&deletion);
-    let s = Solution {
+    let s = ExactDeletion {
         deletion,
         complete,
         nodes,
-        method: Method::BranchAndBound,
+        method: ExactMethod::BranchAndBound,
     };
     (s, r)
 }
@@ -437,7 +443,7 @@ mod tests {
         assert!((e.deletion.damage - 1.0).abs() < 1e-12, "{e:?}");
         assert_eq!(e.deletion.features, vec![1]);
         assert!(e.complete);
-        assert_eq!(e.method, Method::BranchAndBound);
+        assert_eq!(e.method, ExactMethod::BranchAndBound);
         assert!((relaxation(&items, 1.0) - 1.4).abs() < 1e-12);
     }
 
@@ -448,7 +454,7 @@ mod tests {
         assert_eq!(greedy(&items, 2.0).features, vec![0, 2]);
         let e = exact(&items, 2.0, 1000);
         assert_eq!(e.deletion.features, vec![1]);
-        assert_eq!(e.method, Method::DynamicProgramming);
+        assert_eq!(e.method, ExactMethod::DynamicProgramming);
     }
 
     #[test]
@@ -458,7 +464,7 @@ mod tests {
         assert_eq!(g.features, vec![3]);
         let e = exact(&items, 100.0, 10);
         assert_eq!(e.deletion.features, vec![0, 1, 3]);
-        assert_eq!(e.method, Method::Trivial);
+        assert_eq!(e.method, ExactMethod::Trivial);
     }
 
     #[test]

@@ -1,10 +1,12 @@
-//! SVM (and FDROP) training time on a standard dense shape.
-//! Run: `cargo bench -p bulwark-online --bench svm`.
+//! Training time of the learners. `svm_5000x100` and `fdrop_1000x50`: the SVM to a certified
+//! relative duality gap, and FDROP (K = 5); `learners_1000x50`: every learner of the workspace —
+//! the DSX LP (4), O2B, the SVM, FDROP and logistic regression — on one data set.
+//! Run: `cargo bench -p bulwark --bench learners`.
 
 use std::hint::black_box;
 
-use bulwark_core::{Dataset, DenseMatrix, Fit, Sign, rng_from_seed};
-use bulwark_online::{FdropParams, SvmParams};
+use bulwark::core::rng_from_seed;
+use bulwark::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rand::Rng as _;
 
@@ -47,6 +49,25 @@ fn bench(c: &mut Criterion) {
                     .unwrap(),
             )
         })
+    });
+    g.finish();
+
+    // budget N = 5 (10 % of the features) for the robust learners, C = 1 throughout
+    let mut g = c.benchmark_group("learners_1000x50");
+    g.sample_size(10);
+    let lp = DsxLpParams::new().budget(5.0).c(1.0);
+    g.bench_function("dsx_lp4", |b| b.iter(|| black_box(lp.fit(&small).unwrap())));
+    let o2b = O2bParams::new().budget(5.0).c(1.0);
+    g.bench_function("o2b", |b| b.iter(|| black_box(o2b.fit(&small).unwrap())));
+    let svm = SvmParams::new().c(1.0).tolerance(1e-3);
+    g.bench_function("svm", |b| b.iter(|| black_box(svm.fit(&small).unwrap())));
+    let fdrop = FdropParams::new().k(5).c(1.0).tolerance(1e-3);
+    g.bench_function("fdrop_k5", |b| {
+        b.iter(|| black_box(fdrop.fit(&small).unwrap()))
+    });
+    let logreg = LogregParams::new().l2(1e-3);
+    g.bench_function("logreg", |b| {
+        b.iter(|| black_box(logreg.fit(&small).unwrap()))
     });
     g.finish();
 }
