@@ -175,8 +175,8 @@ fn learners_trained_on_sprs_data_match_the_dense_copy() {
     let logreg = LogregParams::new().l2(1e-3).tolerance(1e-10);
     let (a, b) = (logreg.fit(&sparse).unwrap(), logreg.fit(&dense).unwrap());
     assert!(a.report.converged && b.report.converged);
-    for (x, y) in a.model.weights.iter().zip(&b.model.weights) {
+    for (x, y) in a.model.weights().iter().zip(b.model.weights()) {
         assert!((x - y).abs() <= 1e-6 * (1.0 + y.abs()), "{x} vs {y}");
     }
-    assert!((a.model.bias - b.model.bias).abs() <= 1e-6 * (1.0 + b.model.bias.abs()));
+    assert!((a.model.bias() - b.model.bias()).abs() <= 1e-6 * (1.0 + b.model.bias().abs()));
 }

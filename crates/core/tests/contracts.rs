@@ -3,7 +3,7 @@
 
 use bulwark_core::{
     AnyModel, Classifier, Dataset, DatasetView, DecisionFunction, DenseMatrix, Ensemble, Error,
-    Features, Fit, FitReport, FitTransform, FitView, Filtered, FilteredRows, Fitted, Kernel,
+    Features, Filtered, FilteredRows, Fit, FitReport, FitTransform, FitView, Fitted, Kernel,
     KernelModel, LinearModel, MulticlassLinearModel, Pipeline, RowFilter, RowView, Scores, Sign,
     Transform,
 };
@@ -58,7 +58,10 @@ fn weighted_error_rate_and_zero_score_is_a_mistake() {
     // scores 0.5, -1.5, 2.5, -0.5, -2.5: all correct
     assert_eq!(m.error_rate(&d).unwrap(), 0.0);
     let flipped = LinearModel::try_new(vec![-1.0, 0.0], 0.5).unwrap();
-    let weighted = d.clone().with_weights(vec![1.0, 0.0, 0.0, 0.0, 3.0]).unwrap();
+    let weighted = d
+        .clone()
+        .with_weights(vec![1.0, 0.0, 0.0, 0.0, 3.0])
+        .unwrap();
     assert_eq!(flipped.error_rate(&weighted).unwrap(), 1.0);
     let weighted = d.with_weights(vec![1.0, 1.0, 0.0, 0.0, 2.0]).unwrap();
     assert_eq!(flipped.error_rate(&weighted).unwrap(), 1.0);
@@ -149,10 +152,12 @@ fn ensembles_vote_with_clipped_members() {
     assert!(Ensemble::try_new(vec![h1, LinearModel::zeros(3)], vec![1.0, 1.0]).is_err());
     assert!(Ensemble::<LinearModel>::try_new(vec![], vec![]).is_err());
     // deserialisation checks the invariants too
-    assert!(serde_json::from_str::<Ensemble<LinearModel>>(
-        r#"{"members":[{"weights":[1.0],"bias":0.0}],"alphas":[-1.0]}"#
-    )
-    .is_err());
+    assert!(
+        serde_json::from_str::<Ensemble<LinearModel>>(
+            r#"{"members":[{"weights":[1.0],"bias":0.0}],"alphas":[-1.0]}"#
+        )
+        .is_err()
+    );
     assert!(serde_json::from_str::<LinearModel>(r#"{"weights":[1.0, 2.0],"bias":0.5}"#).is_ok());
 }
 
@@ -222,7 +227,13 @@ impl RowFilter for NormFilter {
     }
     fn filter<'a>(&self, train: &DatasetView<'a>) -> bulwark_core::Result<FilteredRows<'a>> {
         let (keep, removed): (Vec<usize>, Vec<usize>) = (0..train.len()).partition(|&i| {
-            train.row(i).nonzeros().map(|(_, v)| v * v).sum::<f64>().sqrt() <= self.0
+            train
+                .row(i)
+                .nonzeros()
+                .map(|(_, v)| v * v)
+                .sum::<f64>()
+                .sqrt()
+                <= self.0
         });
         Ok(FilteredRows {
             kept: train.select(&keep)?,
@@ -248,7 +259,10 @@ fn pipelines_apply_the_fitted_map_at_training_and_prediction() {
     for i in 0..d.len() {
         assert!((m.decision(d.row(i)) - direct.decision(centred.row(i))).abs() < 1e-12);
     }
-    assert_eq!(m.predict(d.features()).unwrap(), direct.predict(centred.features()).unwrap());
+    assert_eq!(
+        m.predict(d.features()).unwrap(),
+        direct.predict(centred.features()).unwrap()
+    );
 }
 
 #[test]
