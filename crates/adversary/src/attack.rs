@@ -3,7 +3,7 @@
 //! Every attack rewrites each test example, never the labels. Deletion sets a feature to 0
 //! (a CSR row loses the entry, a dense row stores 0); corruption replaces the value by a draw
 //! from `N(mean_j, var_j)` with the moments of the **training** data ([`CorruptionStats::fit`]).
-//! The objective and the tie rules are in [`crate::knapsack`]. Randomised attacks draw only from
+//! The objective and the tie rules are in [`crate::exact_deletion`]. Randomised attacks draw only from
 //! the `rng` they are given, examples in order and features in increasing index, so a seed fixes
 //! the attacked data bit for bit.
 //!
@@ -200,7 +200,7 @@ pub(crate) fn rewrite_rows(
     data.with_features(features)
 }
 
-/// Greedy deletion exactly as DSX §4 (see [`crate::knapsack::greedy`]).
+/// Greedy deletion exactly as DSX §4 (see [`crate::exact_deletion::greedy`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GreedyDelete {
     /// Values and budget.

@@ -1,11 +1,15 @@
 //! Robustness evaluation: the error under an attack, error-versus-budget curves, and the
 //! certified robust error of a linear model under worst-case deletion.
 //!
+//! Each function asks only for what it uses: the noise curves and [`evaluate_attack`] work on
+//! any [`Classifier`] (binary or multiclass, linear or not); the deletion and corruption attacks
+//! ([`Attack`]) and the certificates need explicit weights ([`Linear`]).
+//!
 //! # Certification
 //!
 //! For each example with margin `m = y(b + w·x)` the certificate decides whether some deletion
 //! with `Σ v_j ≤ N` makes the margin `≤ 0`, i.e. whether the maximal damage `D*` is `≥ m`
-//! ([`crate::knapsack`]):
+//! ([`crate::exact_deletion`]):
 //!
 //! 1. `m ≤ 0`: broken already (clean mistake);
 //! 2. the DSX greedy reaches `m`: **broken** (the greedy lower bound);
@@ -20,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use bulwark_core::{
-    Dataset, DecisionFunction, Error, Linear, Result, TestTimeAttack, rng_for_stream, rng_from_seed,
+    Classifier, Dataset, Error, Linear, Result, TestTimeAttack, rng_for_stream, rng_from_seed,
 };
 
 use crate::attack::{Attack, check_model_data};
@@ -72,10 +76,24 @@ pub enum NoiseKind {
     Gaussian(CloudDirection),
 }
 
-/// GURU's noise-robustness curve (Figs. 2.5, 2.7): for each magnitude, the error averaged over
-/// `repeats ≥ 1` noise draws; repetition `r` draws from `rng_for_stream(seed, r)` at every
-/// magnitude.
-pub fn error_vs_noise<M: Linear + ?Sized>(
+/// GURU's noise-robustness curve (Figs. 2.5, 2.7) for any classifier: for each magnitude, the
+/// error averaged over `repeats ≥ 1` noise draws; repetition `r` draws from
+/// `rng_for_stream(seed, r)` at every magnitude. The cloud along the weights needs a linear
+/// model: use [`error_vs_noise_linear`] for it (here it is a typed error).
+pub fn error_vs_noise<M: Classifier + ?Sized>(
+    model: &M,
+    data: &Dataset,
+    kind: NoiseKind,
+    magnitudes: &[f64],
+    repeats: usize,
+    seed: u64,
+) -> Result<Vec<NoisePoint>> {
+    noise_curve(model, None, data, kind, magnitudes, repeats, seed)
+}
+
+/// [`error_vs_noise`] for a linear model, which also allows the cloud along its weights
+/// (GURU Fig. 2.6).
+pub fn error_vs_noise_linear<M: Linear + ?Sized>(
     model: &M,
     data: &Dataset,
     kind: NoiseKind,
@@ -84,9 +102,37 @@ pub fn error_vs_noise<M: Linear + ?Sized>(
     seed: u64,
 ) -> Result<Vec<NoisePoint>> {
     check_model_data(model, data)?;
+    noise_curve(
+        model,
+        Some(model.weights()),
+        data,
+        kind,
+        magnitudes,
+        repeats,
+        seed,
+    )
+}
+
+fn noise_curve<M: Classifier + ?Sized>(
+    model: &M,
+    weights: Option<&[f64]>,
+    data: &Dataset,
+    kind: NoiseKind,
+    magnitudes: &[f64],
+    repeats: usize,
+    seed: u64,
+) -> Result<Vec<NoisePoint>> {
+    model.check_features(data.features())?;
     check_nonempty(data)?;
     if repeats == 0 {
         return Err(Error::param("repeats", repeats, "at least 1"));
+    }
+    if let (NoiseKind::Gaussian(CloudDirection::AlongWeights), None) = (kind, weights) {
+        return Err(Error::param(
+            "kind",
+            "gaussian along the weights",
+            "a linear model (error_vs_noise_linear); any model takes uniform or isotropic noise",
+        ));
     }
     let m = data.len() as f64;
     magnitudes
@@ -101,7 +147,7 @@ pub fn error_vs_noise<M: Linear + ?Sized>(
                         sigma: mag,
                         direction,
                     }
-                    .apply(model.weights(), data, &mut rng)?,
+                    .apply(weights.unwrap_or(&[]), data, &mut rng)?,
                 };
                 errs.push(count_errors(model, &noisy)? as f64 / m);
             }
@@ -130,10 +176,19 @@ pub struct CurvePoint {
     pub error: f64,
 }
 
-fn count_errors<M: DecisionFunction + ?Sized>(model: &M, data: &Dataset) -> Result<usize> {
-    let y = data.binary_labels()?;
+/// Mistakes of `model` on `data` ([`Classifier::is_mistake`]: for binary models with a score,
+/// a score of 0 is a mistake, DSX eq. (1)).
+fn count_errors<M: Classifier + ?Sized>(model: &M, data: &Dataset) -> Result<usize> {
+    if data.n_classes() != model.n_classes() {
+        return Err(Error::shape(
+            "model classes vs data classes",
+            model.n_classes(),
+            data.n_classes(),
+        ));
+    }
+    let t = data.targets();
     Ok((0..data.len())
-        .filter(|&i| y[i].is_mistake(model.decision(data.row(i))))
+        .filter(|&i| model.is_mistake(data.row(i), t.class_index(i)))
         .count())
 }
 
@@ -186,14 +241,15 @@ pub fn attacked_dataset<M: Linear + ?Sized>(
     attack.run(model, data, budget, &mut rng).map(|o| o.data)
 }
 
-/// The error under any [`TestTimeAttack`] (noise clouds, …), with `rng_from_seed(seed)`.
-pub fn evaluate_attack<M: Linear + ?Sized, A: TestTimeAttack<M> + ?Sized>(
+/// The error of any classifier under any [`TestTimeAttack`] it admits (noise clouds, …), with
+/// `rng_from_seed(seed)`.
+pub fn evaluate_attack<M: Classifier + ?Sized, A: TestTimeAttack<M> + ?Sized>(
     model: &M,
     data: &Dataset,
     attack: &A,
     seed: u64,
 ) -> Result<EvalReport> {
-    check_model_data(model, data)?;
+    model.check_features(data.features())?;
     check_nonempty(data)?;
     let mut rng = rng_from_seed(seed);
     let attacked = attack.attack(model, data, &mut rng)?;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use bulwark_core::{Dataset, DenseMatrix, Error, Linear, Result, Rng, TestTimeAttack};
+use bulwark_core::{Classifier, Dataset, DenseMatrix, Error, Linear, Result, Rng, TestTimeAttack};
 
 use crate::attack::check_model_data;
 use crate::sample::{standard_normal, uniform_symmetric};
@@ -94,16 +94,19 @@ impl GaussianCloud {
     }
 }
 
-impl<M: Linear + ?Sized> TestTimeAttack<M> for UniformNoise {
+/// Uniform noise needs nothing of the model but its feature count: any classifier.
+impl<M: Classifier + ?Sized> TestTimeAttack<M> for UniformNoise {
     fn name(&self) -> &str {
         "uniform-noise"
     }
     fn attack(&self, model: &M, data: &Dataset, rng: &mut Rng) -> Result<Dataset> {
-        check_model_data(model, data)?;
+        model.check_features(data.features())?;
         self.apply(data, rng)
     }
 }
 
+/// The Gaussian cloud may point along the weights ([`CloudDirection::AlongWeights`]): linear
+/// models only.
 impl<M: Linear + ?Sized> TestTimeAttack<M> for GaussianCloud {
     fn name(&self) -> &str {
         match self.direction {

@@ -429,7 +429,7 @@ fn gaussian_cloud_along_weights_moves_only_along_w() {
 
 #[test]
 fn noise_curves_start_at_the_clean_error_and_are_seeded() {
-    use bulwark_adversary::{NoiseKind, error_vs_noise};
+    use bulwark_adversary::{NoiseKind, error_vs_noise, error_vs_noise_linear};
     let (model, data) = toy(200, 6, 12);
     let clean = evaluate(&model, &data, &Attack::new(AttackKind::None), 0.0, 0)
         .unwrap()
@@ -440,7 +440,16 @@ fn noise_curves_start_at_the_clean_error_and_are_seeded() {
         NoiseKind::Gaussian(CloudDirection::AlongWeights),
     ] {
         let mags = [0.0, 0.5, 1000.0];
-        let c = error_vs_noise(&model, &data, kind, &mags, 5, 9).unwrap();
+        let c = error_vs_noise_linear(&model, &data, kind, &mags, 5, 9).unwrap();
+        assert_eq!(
+            c,
+            error_vs_noise_linear(&model, &data, kind, &mags, 5, 9).unwrap()
+        );
+        if kind == NoiseKind::Gaussian(CloudDirection::AlongWeights) {
+            // any classifier: the cloud along the weights needs weights
+            assert!(error_vs_noise(&model, &data, kind, &mags, 5, 9).is_err());
+            continue;
+        }
         assert_eq!(c, error_vs_noise(&model, &data, kind, &mags, 5, 9).unwrap());
         assert_eq!((c[0].error, c[0].std), (clean, 0.0), "{kind:?}");
         assert!(c[1].std > 0.0, "{kind:?}");
@@ -448,4 +457,55 @@ fn noise_curves_start_at_the_clean_error_and_are_seeded() {
         assert!(error_vs_noise(&model, &data, kind, &mags, 0, 9).is_err());
         assert!(error_vs_noise(&model, &data, kind, &[-1.0], 1, 9).is_err());
     }
+}
+
+#[test]
+fn noise_curves_and_noise_attacks_take_any_classifier() {
+    use bulwark_adversary::{NoiseKind, error_vs_noise};
+    use bulwark_core::{
+        Classifier, DenseMatrix, Kernel, KernelModel, MulticlassLinearModel, TestTimeAttack,
+    };
+    let (model, data) = toy(120, 4, 3);
+    // the linear model as a kernel model (linear kernel, one support vector = w): the same
+    // curve, computed without weights
+    let sv = DenseMatrix::from_rows(&[model.weights().to_vec()]).unwrap();
+    let kernel = KernelModel::try_new(Kernel::Linear, sv, vec![1.0], model.bias()).unwrap();
+    let mags = [0.0, 0.3, 2.0];
+    for kind in [
+        NoiseKind::Uniform,
+        NoiseKind::Gaussian(CloudDirection::Isotropic),
+    ] {
+        let a = error_vs_noise(&model, &data, kind, &mags, 3, 4).unwrap();
+        let b = error_vs_noise(&kernel, &data, kind, &mags, 3, 4).unwrap();
+        for (p, q) in a.iter().zip(&b) {
+            assert!(
+                (p.error - q.error).abs() <= 1.0 / data.len() as f64,
+                "{a:?} vs {b:?}"
+            );
+        }
+    }
+    let r = evaluate_attack(&kernel, &data, &UniformNoise { a: 0.5 }, 3).unwrap();
+    assert_eq!(r.clean_error, model.error_rate(&data).unwrap());
+    // a multiclass model on multiclass data
+    let y: Vec<usize> = (0..data.len()).map(|i| i % 3).collect();
+    let mdata = bulwark_core::Dataset::multiclass(
+        "m",
+        data.features().clone(),
+        y,
+        vec!["a".into(), "b".into(), "c".into()],
+    )
+    .unwrap();
+    let w = DenseMatrix::from_rows(&[
+        vec![1.0, 0.0, 0.0, 0.0],
+        vec![0.0, 1.0, 0.0, 0.0],
+        vec![0.0, 0.0, 1.0, 0.0],
+    ])
+    .unwrap();
+    let mc = MulticlassLinearModel::try_new(w, vec![0.0; 3]).unwrap();
+    let c = error_vs_noise(&mc, &mdata, NoiseKind::Uniform, &[0.0], 1, 0).unwrap();
+    assert_eq!(c[0].error, mc.error_rate(&mdata).unwrap());
+    let noisy = UniformNoise { a: 0.1 }
+        .attack(&mc, &mdata, &mut bulwark_core::rng_from_seed(1))
+        .unwrap();
+    assert_eq!(noisy.len(), mdata.len());
 }

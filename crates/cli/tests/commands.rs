@@ -172,10 +172,15 @@ fn every_learner_trains_from_the_command_line() {
     for algo in ["o2b", "svm", "fdrop", "logreg"] {
         let model = tmp(&format!("{algo}.json"));
         let m = model.to_str().unwrap();
-        let t = ok_json(&[
-            "train", "--algo", algo, "--data", "wdbc", "--scale", "minmax", "--budget", "3",
-            "--out", m, "--json",
-        ]);
+        let mut args = vec![
+            "train", "--algo", algo, "--data", "wdbc", "--scale", "minmax", "--out", m, "--json",
+        ];
+        // only the learners trained against a deletion budget take one (a flag a learner does
+        // not take is an error, see the bad-input corpus)
+        if matches!(algo, "o2b" | "fdrop") {
+            args.extend(["--budget", "3"]);
+        }
+        let t = ok_json(&args);
         assert!(
             t["objective"].as_f64().is_some_and(f64::is_finite),
             "{algo}: {t}"
@@ -442,4 +447,60 @@ fn plot_joins_single_budget_evaluations_into_one_curve() {
     );
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("<svg") && text.contains("greedy-delete"));
+}
+
+#[test]
+fn train_json_names_the_solver_and_says_when_a_fallback_answered() {
+    let model = tmp("solver.json");
+    let m = model.to_str().unwrap();
+    let t = ok_json(&[
+        "train", "--algo", "lp", "--data", "wdbc", "--scale", "standard", "--budget", "2", "--out",
+        m, "--json",
+    ]);
+    assert_eq!(t["solver"], "dsx-ipm", "{t}");
+    assert_eq!(t["converged"], true);
+    assert_eq!(t["fallbacks"].as_array().unwrap().len(), 0);
+    assert_eq!(t["tolerance"], 1e-8);
+    // the structured IPM held to 3 iterations cannot finish: the fallback answers, the JSON
+    // and a warning on stderr say so, and the model file records it
+    let o = bulwark(&[
+        "train",
+        "--algo",
+        "lp",
+        "--data",
+        "wdbc",
+        "--scale",
+        "standard",
+        "--budget",
+        "2",
+        "--ipm-max-iter",
+        "3",
+        "--out",
+        m,
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_ne!(t["solver"], "dsx-ipm", "{t}");
+    let fallbacks = t["fallbacks"].as_array().unwrap();
+    assert!(fallbacks[0].as_str().unwrap().starts_with("dsx-ipm"), "{t}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("warning: lp:"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&model).unwrap()).unwrap();
+    assert_eq!(file["report"]["solver"], t["solver"]);
+    assert_eq!(file["hyper_parameters"]["ipm_max_iter"], 3);
+    // every other learner names its solver too
+    for (algo, solver) in [
+        ("o2b", "cube-projected-perceptron"),
+        ("svm", "dual-cd"),
+        ("logreg", "newton-cg"),
+    ] {
+        let t = ok_json(&[
+            "train", "--algo", algo, "--data", "wdbc", "--out", m, "--json",
+        ]);
+        assert_eq!(t["solver"], solver, "{algo}: {t}");
+    }
 }

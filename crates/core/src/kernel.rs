@@ -13,7 +13,7 @@ use crate::traits::{Classifier, DecisionFunction};
 
 /// A positive semi-definite kernel on feature vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
+#[serde(rename_all = "kebab-case")]
 pub enum Kernel {
     /// `K(x, x') = xᵀx'`.
     Linear,

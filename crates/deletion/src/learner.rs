@@ -9,7 +9,7 @@ use bulwark_core::{
 };
 use bulwark_lp::IterationInfo;
 
-use crate::{DeletionError, DsxLpParams, LpBackend};
+use crate::{DeletionError, DsxIpmSettings, DsxLpParams, LpBackend};
 
 /// DSX LP (4), solved by the structured interior-point method (with the fallbacks its report
 /// names).
@@ -74,7 +74,13 @@ impl Learner for LpLearner {
                 name: "max_iter",
                 kind: ParamKind::Count,
                 default: Some("200"),
-                help: "interior-point iteration limit",
+                help: "interior-point iteration limit (of every solver in the fallback chain)",
+            },
+            ParamSpec {
+                name: "ipm_max_iter",
+                kind: ParamKind::Count,
+                default: None,
+                help: "iteration limit of the structured IPM alone, before the fallback solvers take over (default: max_iter)",
             },
         ];
         P
@@ -114,6 +120,18 @@ impl Learner for LpLearner {
             .seed(p.count("seed")?)
             .tolerance(p.float("tolerance")?)
             .max_iter(max_iter);
+        let params = match p.count_opt("ipm_max_iter")? {
+            None => params,
+            Some(k) => {
+                let k = u32::try_from(k)
+                    .map_err(|_| Error::param("ipm_max_iter", k, "at most 2^32 - 1"))?;
+                let settings = DsxIpmSettings::builder()
+                    .max_iter(Some(k))
+                    .build()
+                    .map_err(|e| Error::param("ipm_max_iter", k, e.to_string()))?;
+                params.ipm_settings(settings)
+            }
+        };
         let fitted = match progress {
             None => params.fit_with_progress(data, None),
             Some(cb) => {

@@ -29,7 +29,7 @@ use bulwark_data::{Scaler, ScalingKind, mutual_information_values, train_val_tes
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
-use crate::learner::Learner;
+use crate::learner::{Learner, SolverTally};
 use crate::stats::MeanSe;
 
 /// The test-time attack of a curve.
@@ -128,6 +128,9 @@ pub struct Cell {
     pub error: f64,
     /// The `C` chosen on the validation split.
     pub c: f64,
+    /// How the grid's fits behind this cell were solved.
+    #[serde(default)]
+    pub solver: SolverTally,
 }
 
 /// What one split of one task produced.
@@ -137,6 +140,10 @@ pub struct SplitOutcome {
     pub cells: Vec<Cell>,
     /// Fits that failed (skipped in the grid search).
     pub failures: Vec<String>,
+    /// How every fit of the split was solved.
+    pub solver: SolverTally,
+    /// One line per fit not answered cleanly by its first solver.
+    pub solver_notes: Vec<String>,
 }
 
 /// A stratified subsample of at most `k` of `idx` (class proportions kept, order sorted).
@@ -287,14 +294,20 @@ pub fn run_split(task: &Dataset, spec: &CurveSpec, seed: u64) -> Result<SplitOut
             // LP (4) needs N < V([n]); clamp the training budget (the attack keeps its N)
             let n_train = nb.min(0.95 * total);
             let mut models: Vec<(f64, LinearModel)> = Vec::new();
+            let mut tally = SolverTally::default();
             for &c in &spec.grid {
                 match learner.fit(&train, c, n_train, &values, seed) {
-                    Ok(m) => models.push((c, m)),
+                    Ok(f) => {
+                        tally.add(&f.tally);
+                        out.solver_notes.extend(f.note);
+                        models.push((c, f.model));
+                    }
                     Err(e) => out
                         .failures
                         .push(format!("{} C={c} N={nb}: {e}", learner.name())),
                 }
             }
+            out.solver.add(&tally);
             if models.is_empty() {
                 return Err(Error::Numerical {
                     algorithm: learner.name().into(),
@@ -333,6 +346,7 @@ pub fn run_split(task: &Dataset, spec: &CurveSpec, seed: u64) -> Result<SplitOut
                         budget: n,
                         error,
                         c: *c,
+                        solver: tally,
                     });
                 }
             }
@@ -342,7 +356,7 @@ pub fn run_split(task: &Dataset, spec: &CurveSpec, seed: u64) -> Result<SplitOut
 }
 
 /// Test errors and chosen `C`s per `(learner, attack, budget bits)`.
-pub type Aggregated = BTreeMap<(Learner, AttackMode, u64), (Vec<f64>, Vec<f64>)>;
+pub type Aggregated = BTreeMap<(Learner, AttackMode, u64), (Vec<f64>, Vec<f64>, SolverTally)>;
 
 /// Aggregates cells over splits: `(learner, attack, budget) → (errors, chosen Cs)`.
 pub fn aggregate<'a>(cells: impl IntoIterator<Item = &'a Cell>) -> Aggregated {
@@ -353,6 +367,7 @@ pub fn aggregate<'a>(cells: impl IntoIterator<Item = &'a Cell>) -> Aggregated {
             .or_default();
         e.0.push(c.error);
         e.1.push(c.c);
+        e.2.add(&c.solver);
     }
     map
 }
@@ -370,7 +385,7 @@ pub fn median(v: &[f64]) -> Option<f64> {
 /// Turns aggregated cells into table rows.
 pub fn rows_of(map: &Aggregated, task: Option<&str>) -> Vec<crate::experiment::Row> {
     map.iter()
-        .map(|((l, a, b), (errs, cs))| crate::experiment::Row {
+        .map(|((l, a, b), (errs, cs, solver))| crate::experiment::Row {
             task: task.map(str::to_string),
             learner: l.name().to_string(),
             attack: a.name().to_string(),
@@ -379,6 +394,7 @@ pub fn rows_of(map: &Aggregated, task: Option<&str>) -> Vec<crate::experiment::R
             chosen_c: median(cs),
             paper: None,
             paper_pm: None,
+            solver: *solver,
         })
         .collect()
 }

@@ -90,6 +90,9 @@ pub struct Row {
     pub paper: Option<f64>,
     /// The paper's "±" for this cell, where stated.
     pub paper_pm: Option<f64>,
+    /// How the fits behind this cell (every `C` of the grid, every split) were solved.
+    #[serde(default)]
+    pub solver: crate::learner::SolverTally,
 }
 
 /// Everything an experiment produced; written as `<name>.json` (plus CSV, Markdown, SVG).
@@ -119,6 +122,13 @@ pub struct ExperimentResult {
     pub runtime_seconds: f64,
     /// Fits that failed and were skipped (learner, C, message).
     pub failures: Vec<String>,
+    /// How every fit of the experiment was solved (fallback solvers, relaxed tolerances,
+    /// unconverged solvers), counted.
+    #[serde(default)]
+    pub solver: crate::learner::SolverTally,
+    /// One line per fit that was not answered cleanly by its first solver.
+    #[serde(default)]
+    pub solver_notes: Vec<String>,
     /// Experiment-specific machine-readable summary (synth1: `svm`, `lp_n20`).
     pub summary: serde_json::Value,
 }

@@ -10,6 +10,7 @@
 //! | `mnist` | DSX §4.2, Figs. 6–7: all 45 digit pairs of the MNIST test set (10k) |
 //! | `icml_random` | ICML 2008 §5 Fig. 1: 50 training points, random deletion, spam and MNIST 4 vs 7 |
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use bulwark_core::{Classifier, Dataset, Error, LinearModel, rng_for_stream};
@@ -18,7 +19,7 @@ use serde_json::json;
 
 use crate::curve::{self, AttackMode, CurveSpec, Scaling, Values, run_jobs};
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
-use crate::learner::Learner;
+use crate::learner::{Learner, SolverTally};
 use crate::stats::MeanSe;
 
 /// Every experiment, in the order `reproduce` runs them.
@@ -132,12 +133,17 @@ fn base(name: &str, reproduces: &str, cfg: &RunConfig) -> ExperimentResult {
         per_task: Vec::new(),
         runtime_seconds: 0.0,
         failures: Vec::new(),
+        solver: SolverTally::default(),
+        solver_notes: Vec::new(),
         summary: json!({}),
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // synth1
+
+/// Per-learner solver tallies of one repetition and its notes.
+type Tallies = (BTreeMap<&'static str, SolverTally>, Vec<String>);
 
 /// Zeroes the given columns (deterministic test-time removal of DSX §4.1).
 fn remove_features(d: &Dataset, cols: &[usize]) -> Result<Dataset, Error> {
@@ -188,56 +194,85 @@ pub fn synth1_with(
     let mut values = vec![1.0; 20];
     values.extend([10.0, 10.0]);
     let reps: Vec<usize> = (0..sc.repetitions).collect();
-    let results = run_jobs(&reps, cfg.jobs, |&r| -> Result<[f64; 6], Error> {
-        let mut rng = rng_for_stream(seed, r as u64);
-        let data = crate::synth::synth1(sc.points, 0.2, sc.margin, &mut rng)?;
-        // equal train/test split; 20 % of the training half is the validation split
-        let split = train_val_test(&data, 0.1, 0.5, false, seed.wrapping_add(r as u64))?;
-        let (train, val, test) = bulwark_data::split::apply(&data, &split);
-        let both = [20, 21];
-        let (val_both, test_both) = (
-            remove_features(&val, &both)?,
-            remove_features(&test, &both)?,
-        );
-        let test_one = remove_features(&test, &[21])?;
-        let fit_all = |l: Learner| -> Result<Vec<LinearModel>, Error> {
-            sc.grid
-                .iter()
-                .map(|&c| l.fit(&train, c, 20.0, &values, seed))
-                .collect()
-        };
-        let pick = |models: &[LinearModel], on: &Dataset| -> Result<usize, Error> {
-            let errs: Vec<f64> = models
-                .iter()
-                .map(|m| m.error_rate(on))
-                .collect::<Result<_, _>>()?;
-            Ok((0..errs.len())
-                .min_by(|&a, &b| errs[a].total_cmp(&errs[b]).then(a.cmp(&b)))
-                .expect("non-empty grid"))
-        };
-        // LP: C tuned on the validation split attacked like the test set (both copies removed)
-        let lp = fit_all(Learner::Lp)?;
-        let lp_best = &lp[pick(&lp, &val_both)?];
-        // SVM: trained without regard to deletion, C tuned on the clean validation split
-        let svm = fit_all(Learner::Svm)?;
-        let svm_best = &svm[pick(&svm, &val)?];
-        obs.on_unit(NAME, &format!("repetition {r}"));
-        Ok([
-            svm_best.error_rate(&test_both)?,
-            lp_best.error_rate(&test_both)?,
-            svm_best.error_rate(&test_one)?,
-            lp_best.error_rate(&test_one)?,
-            svm_best.error_rate(&test)?,
-            lp_best.error_rate(&test)?,
-        ])
-    });
-    let results: Vec<[f64; 6]> = results.into_iter().collect::<Result<_, _>>()?;
+    let results = run_jobs(
+        &reps,
+        cfg.jobs,
+        |&r| -> Result<([f64; 6], Tallies), Error> {
+            let mut rng = rng_for_stream(seed, r as u64);
+            let data = crate::synth::synth1(sc.points, 0.2, sc.margin, &mut rng)?;
+            // equal train/test split; 20 % of the training half is the validation split
+            let split = train_val_test(&data, 0.1, 0.5, false, seed.wrapping_add(r as u64))?;
+            let (train, val, test) = bulwark_data::split::apply(&data, &split);
+            let both = [20, 21];
+            let (val_both, test_both) = (
+                remove_features(&val, &both)?,
+                remove_features(&test, &both)?,
+            );
+            let test_one = remove_features(&test, &[21])?;
+            let tally = std::cell::RefCell::new((
+                BTreeMap::<&str, SolverTally>::new(),
+                Vec::<String>::new(),
+            ));
+            let fit_all = |name: &'static str| -> Result<Vec<LinearModel>, Error> {
+                let l = Learner::named(name)?;
+                sc.grid
+                    .iter()
+                    .map(|&c| {
+                        let f = l.fit(&train, c, 20.0, &values, seed)?;
+                        let mut t = tally.borrow_mut();
+                        t.0.entry(name).or_default().add(&f.tally);
+                        t.1.extend(f.note);
+                        Ok(f.model)
+                    })
+                    .collect()
+            };
+            let pick = |models: &[LinearModel], on: &Dataset| -> Result<usize, Error> {
+                let errs: Vec<f64> = models
+                    .iter()
+                    .map(|m| m.error_rate(on))
+                    .collect::<Result<_, _>>()?;
+                Ok((0..errs.len())
+                    .min_by(|&a, &b| errs[a].total_cmp(&errs[b]).then(a.cmp(&b)))
+                    .expect("non-empty grid"))
+            };
+            // LP: C tuned on the validation split attacked like the test set (both copies removed)
+            let lp = fit_all("lp")?;
+            let lp_best = &lp[pick(&lp, &val_both)?];
+            // SVM: trained without regard to deletion, C tuned on the clean validation split
+            let svm = fit_all("svm")?;
+            let svm_best = &svm[pick(&svm, &val)?];
+            obs.on_unit(NAME, &format!("repetition {r}"));
+            let errors = [
+                svm_best.error_rate(&test_both)?,
+                lp_best.error_rate(&test_both)?,
+                svm_best.error_rate(&test_one)?,
+                lp_best.error_rate(&test_one)?,
+                svm_best.error_rate(&test)?,
+                lp_best.error_rate(&test)?,
+            ];
+            Ok((errors, tally.into_inner()))
+        },
+    );
+    let results: Vec<([f64; 6], Tallies)> = results.into_iter().collect::<Result<_, _>>()?;
+    let mut by_learner = BTreeMap::<&str, SolverTally>::new();
+    let mut solver_notes = Vec::new();
+    for (_, (t, notes)) in &results {
+        for (name, t) in t {
+            by_learner.entry(name).or_default().add(t);
+        }
+        solver_notes.extend(notes.iter().cloned());
+    }
+    let mut solver = SolverTally::default();
+    by_learner.values().for_each(|t| solver.add(t));
+    let results: Vec<[f64; 6]> = results.into_iter().map(|(e, _)| e).collect();
     let col = |k: usize| MeanSe::of(&results.iter().map(|r| r[k]).collect::<Vec<_>>());
     let mut res = base(
         NAME,
         "DSX 2010 §4.1 first synthetic experiment (also ICML 2008 §5 sanity check)",
         cfg,
     );
+    res.solver = solver;
+    res.solver_notes = solver_notes;
     res.grid = sc.grid.clone();
     res.budgets = vec![20.0];
     res.repetitions = sc.repetitions;
@@ -283,6 +318,14 @@ pub fn synth1_with(
             chosen_c: None,
             paper: p,
             paper_pm: pm,
+            solver: by_learner
+                .get(if learner.starts_with("LP") {
+                    "lp"
+                } else {
+                    "svm"
+                })
+                .copied()
+                .unwrap_or_default(),
         });
     }
     let (svm, lp) = (col(0), col(1));
@@ -350,6 +393,8 @@ fn run_curves(
             obs.on_note(name, f);
         }
         res.failures.extend(out.failures);
+        res.solver.add(&out.solver);
+        res.solver_notes.extend(out.solver_notes);
         per_task[t].extend(out.cells.iter().cloned());
         all_cells.extend(out.cells);
     }
@@ -421,13 +466,14 @@ fn quick_full<T>(mode: Mode, quick: T, full: T) -> T {
     }
 }
 
-const ROBUST: [Learner; 4] = [Learner::Lp, Learner::O2b, Learner::Svm, Learner::Fdrop];
+/// The four learners of DSX §4, by their registry names.
+const ROBUST: [&str; 4] = ["lp", "o2b", "svm", "fdrop"];
 
 fn synth2(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Outcome> {
     let mut rng = rng_for_stream(experiment_seed(cfg.seed, "synth2"), 999);
     let data = crate::synth::synth2(200, &mut rng).map_err(Outcome::Failed)?;
     let spec = CurveSpec {
-        learners: ROBUST.to_vec(),
+        learners: Learner::lineup(&ROBUST).map_err(Outcome::Failed)?,
         attacks: vec![AttackMode::Deletion, AttackMode::Corruption],
         budgets: quick_full(
             cfg.mode,
@@ -471,7 +517,7 @@ fn breast(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Outco
     let labels = task.binary_labels().map_err(Outcome::Failed)?.to_vec();
     let task = Dataset::binary("breast", dense, labels).map_err(Outcome::Failed)?;
     let spec = CurveSpec {
-        learners: ROBUST.to_vec(),
+        learners: Learner::lineup(&ROBUST).map_err(Outcome::Failed)?,
         attacks: vec![AttackMode::Deletion, AttackMode::Corruption],
         budgets: vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
         grid: quick_full(cfg.mode, log_grid(-2, 2, 1), log_grid(-3, 3, 2)),
@@ -504,7 +550,7 @@ fn spam(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Outcome
     let raw = load_builtin("spambase", cfg)?;
     let task = binary_task(&raw, &BinaryTask::Natural).map_err(Outcome::Failed)?;
     let spec = CurveSpec {
-        learners: ROBUST.to_vec(),
+        learners: Learner::lineup(&ROBUST).map_err(Outcome::Failed)?,
         attacks: vec![AttackMode::Deletion, AttackMode::Corruption],
         budgets: quick_full(
             cfg.mode,
@@ -550,8 +596,9 @@ fn icml_random(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, 
         "Dekel & Shamir ICML 2008 §5 Fig. 1: Globerson-Roweis protocol, 50 training points, N random non-zero features deleted",
         cfg,
     );
+    let lineup = Learner::lineup(&["lp", "svm", "fdrop"]).map_err(Outcome::Failed)?;
     let spec = |budgets: Vec<f64>| CurveSpec {
-        learners: vec![Learner::Lp, Learner::Svm, Learner::Fdrop],
+        learners: lineup.clone(),
         attacks: vec![AttackMode::RandomDeletion],
         budgets,
         grid: quick_full(cfg.mode, log_grid(-1, 2, 1), log_grid(-2, 3, 1)),
@@ -660,8 +707,8 @@ fn pairs(which: &str, cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentR
     let spec = CurveSpec {
         learners: quick_full(
             cfg.mode,
-            vec![Learner::Lp, Learner::O2b, Learner::Svm],
-            ROBUST.to_vec(),
+            Learner::lineup(&["lp", "o2b", "svm"]).map_err(Outcome::Failed)?,
+            Learner::lineup(&ROBUST).map_err(Outcome::Failed)?,
         ),
         attacks: vec![AttackMode::Deletion, AttackMode::Corruption],
         budgets: quick_full(

@@ -1,45 +1,120 @@
-//! The learners compared in the papers, behind one enum so an experiment can list them: the DSX
-//! LP (4), the cube-projected Perceptron with online-to-batch averaging (O2B), the linear SVM
-//! baseline and FDROP (Globerson & Roweis 2006, "TGRS" in DSX §4).
+//! The learners of an experiment, taken from the registry (`bulwark-models`) by name, with the
+//! settings the papers' protocol fixes for each, and the record of how every fit was solved.
 
-use bulwark_core::{Dataset, Error, FeatureValues, Fit, LinearModel};
-use bulwark_deletion::{DeletionError, DsxLpParams};
-use bulwark_online::{FdropParams, O2bParams, SvmParams};
-use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
+
+use bulwark_core::{Dataset, Error, FitReport, HyperParams, LinearModel, ParamValue};
+use bulwark_models::registry;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Pass cap of FDROP's solver in the grid search.
 pub const FDROP_MAX_PASSES: usize = 300;
 
-/// A learner of the comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Learner {
-    /// DSX LP (4), trained with the budget `N` it is attacked with (DSX §4: "the appropriate
-    /// level of N"), on the structured interior-point backend.
-    Lp,
-    /// DSX §3: cube-projected Perceptron (Theorem-4 step) + online-to-batch averaging, one pass
-    /// over the training data in a seeded random order.
-    O2b,
-    /// Linear L2 SVM with unregularised bias (the SVM-light baseline), trained without regard to
-    /// the attack (DSX §4); its `C` is tuned on the *clean* validation split.
-    Svm,
-    /// FDROP / TGRS with `k = round(N)` deleted features per example.
-    Fdrop,
+/// The tolerance the DSX LP is asked for in the grid search, and the one a failed fit is
+/// retried at (recorded as *relaxed* in the tables).
+pub const LP_TOLERANCE: f64 = 1e-6;
+/// See [`LP_TOLERANCE`].
+pub const LP_RELAXED_TOLERANCE: f64 = 1e-4;
+
+/// A registered learner as an experiment uses it; compared, ordered and serialised by name.
+#[derive(Clone, Copy)]
+pub struct Learner(&'static dyn bulwark_core::Learner);
+
+impl std::fmt::Debug for Learner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Learner({})", self.0.name())
+    }
+}
+
+impl PartialEq for Learner {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name()
+    }
+}
+impl Eq for Learner {}
+impl PartialOrd for Learner {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Learner {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.name().cmp(other.0.name())
+    }
+}
+impl Hash for Learner {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.name().hash(h);
+    }
+}
+impl Serialize for Learner {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.name())
+    }
+}
+impl<'de> Deserialize<'de> for Learner {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Learner::named(&name).map_err(serde::de::Error::custom)
+    }
+}
+
+/// How one fit was solved, for the tables: a fallback solver answered, the tolerance was
+/// relaxed, or the solver stopped without meeting its tolerance.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SolverTally {
+    /// Fits made.
+    pub fits: usize,
+    /// Fits answered by a fallback solver after the first one failed.
+    pub fallbacks: usize,
+    /// Fits accepted at the relaxed tolerance after failing at the one asked.
+    pub relaxed: usize,
+    /// Fits whose solver stopped without meeting its tolerance (iteration or pass limit).
+    pub not_converged: usize,
+}
+
+impl SolverTally {
+    /// Adds `other`.
+    pub fn add(&mut self, other: &SolverTally) {
+        self.fits += other.fits;
+        self.fallbacks += other.fallbacks;
+        self.relaxed += other.relaxed;
+        self.not_converged += other.not_converged;
+    }
+    /// Whether every fit was answered by its first solver at the tolerance asked.
+    pub fn is_clean(&self) -> bool {
+        self.fallbacks == 0 && self.relaxed == 0 && self.not_converged == 0
+    }
+}
+
+/// A model and how it was solved.
+#[derive(Debug, Clone)]
+pub struct FitOutcome {
+    /// The model.
+    pub model: LinearModel,
+    /// One fit's tally.
+    pub tally: SolverTally,
+    /// What to tell the user when the fit was not clean.
+    pub note: Option<String>,
 }
 
 impl Learner {
+    /// The registered learner `name`.
+    pub fn named(name: &str) -> Result<Self, Error> {
+        registry::find(name).map(Learner)
+    }
+    /// The registered learners `names`, in that order.
+    pub fn lineup(names: &[&str]) -> Result<Vec<Self>, Error> {
+        names.iter().map(|n| Self::named(n)).collect()
+    }
     /// Table / legend name.
     pub fn name(self) -> &'static str {
-        match self {
-            Learner::Lp => "LP",
-            Learner::O2b => "O2B",
-            Learner::Svm => "SVM",
-            Learner::Fdrop => "FDROP",
-        }
+        self.0.title()
     }
-    /// Whether training depends on the budget `N` (SVM's does not).
+    /// Whether training depends on the budget `N`.
     pub fn uses_budget(self) -> bool {
-        !matches!(self, Learner::Svm)
+        self.0.uses_budget()
     }
     /// Whether `C` is tuned on the validation split attacked like the test set (robust learners)
     /// or on the clean validation split (the SVM baseline, trained "without regard to feature
@@ -48,9 +123,47 @@ impl Learner {
         self.uses_budget()
     }
 
+    /// The hyper-parameters of one grid point: `C`, the budget `N` and the feature values for
+    /// learners that take them, the seed, and the settings the protocol fixes (DSX §4: the
+    /// LP at tolerance [`LP_TOLERANCE`]; the SVM at 1e-4; FDROP with `k = round(N)` deleted
+    /// features, tolerance 1e-3 and at most [`FDROP_MAX_PASSES`] passes — its certified gap
+    /// says how far it got).
+    fn params(
+        self,
+        train: &Dataset,
+        c: f64,
+        n_budget: f64,
+        values: &[f64],
+        seed: u64,
+    ) -> HyperParams {
+        let takes = |name: &str| self.0.params().iter().any(|p| p.name == name);
+        let mut p = HyperParams::new().with("C", ParamValue::Float(c));
+        if takes("seed") {
+            p.set("seed", ParamValue::Count(seed));
+        }
+        if takes("values") {
+            p.set("budget", ParamValue::Float(n_budget));
+            p.set("values", ParamValue::Text("given".into()));
+            p.set("feature_values", ParamValue::Floats(values.to_vec()));
+        }
+        match self.0.name() {
+            "lp" => p.set("tolerance", ParamValue::Float(LP_TOLERANCE)),
+            "svm" => p.set("tolerance", ParamValue::Float(1e-4)),
+            "fdrop" => {
+                let k = (n_budget.round() as usize).min(train.n_features());
+                p.set("k", ParamValue::Count(k as u64));
+                p.set("tolerance", ParamValue::Float(1e-3));
+                p.set("max_passes", ParamValue::Count(FDROP_MAX_PASSES as u64));
+            }
+            _ => {}
+        }
+        p
+    }
+
     /// Trains on `train` with box / loss weight `c`, budget `n_budget` and feature values `v`.
-    /// A panic inside a learner becomes an [`Error::Numerical`] naming the learner, so one bad
-    /// fit costs a grid point, not the run.
+    /// A fit of the LP that fails at [`LP_TOLERANCE`] is retried at [`LP_RELAXED_TOLERANCE`]
+    /// and counted as relaxed. A panic inside a learner becomes an [`Error::Numerical`] naming
+    /// the learner, so one bad fit costs a grid point, not the run.
     pub fn fit(
         self,
         train: &Dataset,
@@ -58,7 +171,7 @@ impl Learner {
         n_budget: f64,
         values: &[f64],
         seed: u64,
-    ) -> Result<LinearModel, Error> {
+    ) -> Result<FitOutcome, Error> {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.fit_inner(train, c, n_budget, values, seed)
         }))
@@ -82,53 +195,41 @@ impl Learner {
         n_budget: f64,
         values: &[f64],
         seed: u64,
-    ) -> Result<LinearModel, Error> {
-        let given = FeatureValues::Given(values.to_vec());
-        match self {
-            Learner::Lp => {
-                let lp = |tol: f64| {
-                    DsxLpParams::new()
-                        .c(c)
-                        .budget(n_budget)
-                        .values(given.clone())
-                        .tolerance(tol)
-                        .fit(train)
-                };
-                // the IPM sometimes stops with `numerical_error` just short of 1e-6 on
-                // degenerate instances (e.g. 50 sparse MNIST images); a looser tolerance is
-                // then accepted rather than losing the grid point
-                match lp(1e-6).or_else(|_| lp(1e-4)) {
-                    Ok(f) => Ok(f.model),
-                    Err(DeletionError::Core(e)) => Err(e),
-                    Err(other) => Err(Error::Numerical {
-                        algorithm: "lp".into(),
-                        message: other.to_string(),
-                    }),
-                }
+    ) -> Result<FitOutcome, Error> {
+        let params = self.params(train, c, n_budget, values, seed);
+        let first = registry::train(self.0, train, &params, None);
+        let (fitted, relaxed_after) = match first {
+            Ok(f) => (f, None),
+            Err(e) if self.0.name() == "lp" => {
+                let mut p = params;
+                p.set("tolerance", ParamValue::Float(LP_RELAXED_TOLERANCE));
+                (registry::train(self.0, train, &p, None)?, Some(e))
             }
-            Learner::O2b => O2bParams::new()
-                .c(c)
-                .budget(n_budget)
-                .values(given)
-                .shuffle_seed(Some(seed))
-                .fit(train)
-                .map(|f| f.model),
-            Learner::Svm => SvmParams::new()
-                .c(c)
-                .tolerance(1e-4)
-                .seed(seed)
-                .fit(train)
-                .map(|f| f.model),
-            // FDROP's dual coordinate descent converges slowly at large C: a pass cap keeps the
-            // grid search bounded (its certified gap says how far it got)
-            Learner::Fdrop => FdropParams::new()
-                .c(c)
-                .k((n_budget.round() as usize).min(train.n_features()))
-                .tolerance(1e-3)
-                .max_passes(FDROP_MAX_PASSES)
-                .seed(seed)
-                .fit(train)
-                .map(|f| f.model),
-        }
+            Err(e) => return Err(e),
+        };
+        let report = &fitted.report;
+        let tally = SolverTally {
+            fits: 1,
+            fallbacks: usize::from(report.fell_back()),
+            relaxed: usize::from(relaxed_after.is_some()),
+            not_converged: usize::from(!report.converged),
+        };
+        let note = (!tally.is_clean())
+            .then(|| note_of(self.name(), c, n_budget, report, relaxed_after.as_ref()));
+        Ok(FitOutcome {
+            model: fitted.model.into_linear("the deletion experiments")?,
+            tally,
+            note,
+        })
     }
+}
+
+fn note_of(name: &str, c: f64, n: f64, r: &FitReport, relaxed_after: Option<&Error>) -> String {
+    let mut s = format!("{name} C={c} N={n}: {}", r.summary());
+    if let Some(e) = relaxed_after {
+        s.push_str(&format!(
+            "; accepted at the relaxed tolerance {LP_RELAXED_TOLERANCE:.0e} after failing at {LP_TOLERANCE:.0e} ({e})"
+        ));
+    }
+    s
 }

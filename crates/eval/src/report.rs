@@ -40,6 +40,10 @@ pub fn to_csv(res: &ExperimentResult) -> Result<String, Error> {
         "chosen_c",
         "paper",
         "paper_pm",
+        "fits",
+        "fallbacks",
+        "relaxed",
+        "not_converged",
     ])
     .map_err(err)?;
     for r in res.rows.iter().chain(&res.per_task) {
@@ -55,6 +59,10 @@ pub fn to_csv(res: &ExperimentResult) -> Result<String, Error> {
             fmt_opt(r.chosen_c),
             fmt_opt(r.paper),
             fmt_opt(r.paper_pm),
+            r.solver.fits.to_string(),
+            r.solver.fallbacks.to_string(),
+            r.solver.relaxed.to_string(),
+            r.solver.not_converged.to_string(),
         ])
         .map_err(err)?;
     }
@@ -193,6 +201,26 @@ pub fn to_markdown(res: &ExperimentResult) -> String {
             }
             let _ = writeln!(s);
         }
+    }
+    let t = &res.solver;
+    let _ = writeln!(
+        s,
+        "Solver outcomes: {} fits; {} answered by a fallback solver; {} accepted at a relaxed tolerance; {} stopped without meeting their tolerance.\n",
+        t.fits, t.fallbacks, t.relaxed, t.not_converged
+    );
+    for n in res.solver_notes.iter().take(10) {
+        let _ = writeln!(s, "- {n}");
+    }
+    if res.solver_notes.len() > 10 {
+        let _ = writeln!(
+            s,
+            "- … and {} more (every one in `{}.json`, `solver_notes`)",
+            res.solver_notes.len() - 10,
+            res.name
+        );
+    }
+    if !res.solver_notes.is_empty() {
+        let _ = writeln!(s);
     }
     if !res.failures.is_empty() {
         let _ = writeln!(

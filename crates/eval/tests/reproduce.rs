@@ -55,7 +55,7 @@ fn tiny_breast() -> Dataset {
 
 fn tiny_spec() -> CurveSpec {
     CurveSpec {
-        learners: vec![Learner::Lp, Learner::O2b, Learner::Svm],
+        learners: Learner::lineup(&["lp", "o2b", "svm"]).unwrap(),
         attacks: vec![AttackMode::Deletion, AttackMode::Corruption],
         budgets: vec![0.0, 3.0],
         grid: vec![0.1, 1.0],

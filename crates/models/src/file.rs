@@ -287,6 +287,13 @@ impl ModelFile {
                 crate::registry::names()
             )));
         }
+        if matches!(self.model, ModelKind::LinearBinary) && self.weights.len() != self.n_features {
+            return Err(bad(format!(
+                "{} weights for n_features = {}",
+                self.weights.len(),
+                self.n_features
+            )));
+        }
         let model = match &self.model {
             ModelKind::LinearBinary => AnyModel::Linear(
                 LinearModel::try_new(self.weights.clone(), self.bias)
@@ -363,8 +370,16 @@ impl ModelFile {
         Ok(model)
     }
 
-    /// The encoded bytes.
+    /// The encoded bytes, always in the current format version (a file read from version 2 is
+    /// written as version 3).
     pub fn encode(&self, encoding: Encoding) -> Result<Vec<u8>> {
+        if self.format_version != FORMAT_VERSION {
+            let current = ModelFile {
+                format_version: FORMAT_VERSION,
+                ..self.clone()
+            };
+            return current.encode(encoding);
+        }
         let failed = |e: String| Error::Numerical {
             algorithm: "model file".into(),
             message: format!("cannot encode: {e}"),

@@ -27,7 +27,6 @@ pub(crate) fn info(args: &ModelInfoArgs, out: &mut dyn Write) -> anyhow::Result<
         file.model.name()
     )?;
     writeln!(out, "features        {}", file.n_features)?;
-    writeln!(out, "classes         {}", model.n_classes())?;
     if let Some(m) = model.as_linear() {
         writeln!(
             out,
@@ -49,7 +48,10 @@ pub(crate) fn info(args: &ModelInfoArgs, out: &mut dyn Write) -> anyhow::Result<
         "trained on      {} ({} rows, classes {}, scale {})",
         t.data,
         t.rows,
-        t.classes.join(", "),
+        match t.classes.as_slice() {
+            [neg, pos] => format!("-1 = {neg}, +1 = {pos}"),
+            all => all.join(", "),
+        },
         t.scale
             .map_or("none".to_string(), |s| format!("{s:?}").to_lowercase())
     )?;
@@ -86,11 +88,8 @@ pub(crate) fn convert(args: &ModelConvertArgs, out: &mut dyn Write) -> anyhow::R
 
 /// `k=v` pairs of the hyper-parameters (`{"lp": {…}}`), arrays shortened to their length.
 fn summary(hyper: &serde_json::Value) -> String {
-    let Some((_, fields)) = hyper.as_object().and_then(|o| o.iter().next()) else {
+    let Some(fields) = hyper.as_object() else {
         return hyper.to_string();
-    };
-    let Some(fields) = fields.as_object() else {
-        return fields.to_string();
     };
     fields
         .iter()

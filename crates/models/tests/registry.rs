@@ -1,0 +1,121 @@
+//! The registry: every learner trains through it with its defaults, parameters it does not take
+//! are refused by name, and the report says which solver answered.
+
+use bulwark_core::{Classifier, HyperParams, ParamKind, ParamValue};
+use bulwark_data::{BinaryTask, binary_task, load};
+use bulwark_models::registry;
+
+fn wdbc() -> bulwark_core::Dataset {
+    let (raw, _) = load("wdbc", None).unwrap();
+    let task = binary_task(&raw, &BinaryTask::Natural).unwrap();
+    // a small, scaled copy keeps the test fast
+    let idx: Vec<usize> = (0..task.len()).step_by(4).collect();
+    let small = task.select(&idx);
+    let s = bulwark_data::Scaler::fit(&small, bulwark_data::ScalingKind::Standard).unwrap();
+    s.transform(&small).unwrap()
+}
+
+#[test]
+fn every_registered_learner_trains_with_its_defaults() {
+    let data = wdbc();
+    let names: Vec<&str> = registry::learners().iter().map(|l| l.name()).collect();
+    assert_eq!(names, ["lp", "o2b", "svm", "fdrop", "logreg"]);
+    for l in registry::learners() {
+        let mut given = HyperParams::new();
+        if l.name() == "fdrop" {
+            given.set("max_passes", ParamValue::Count(2000));
+            given.set("tolerance", ParamValue::Float(1e-3));
+        }
+        let (fitted, params) = registry::train_with_params(*l, &data, &given, None).unwrap();
+        assert!(!fitted.report.solver.is_empty(), "{}", l.name());
+        assert!(
+            fitted.model.error_rate(&data).unwrap() < 0.2,
+            "{}",
+            l.name()
+        );
+        for spec in l.params() {
+            if spec.default.is_some() {
+                assert!(
+                    params.get(spec.name).is_some(),
+                    "{}: {}",
+                    l.name(),
+                    spec.name
+                );
+            }
+            if spec.kind == ParamKind::FeatureValues {
+                assert_eq!(
+                    params.floats("feature_values").unwrap().len(),
+                    data.n_features()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_lp_reports_the_structured_ipm_and_its_tolerance() {
+    let data = wdbc();
+    let lp = registry::find("lp").unwrap();
+    let given = HyperParams::new()
+        .with("budget", ParamValue::Float(2.0))
+        .with("values", ParamValue::Text("mi".into()));
+    let f = registry::train(lp, &data, &given, None).unwrap();
+    assert_eq!(f.report.solver, "dsx-ipm");
+    assert!(f.report.fallbacks.is_empty());
+    assert!(f.report.converged);
+    assert_eq!(f.report.tolerance, Some(1e-8));
+    assert!(f.report.reached.unwrap() <= 1e-8);
+    // an IPM held to 3 iterations cannot converge: the fallback answers and says so
+    let given = given.with("ipm_max_iter", ParamValue::Count(3));
+    let f = registry::train(lp, &data, &given, None).unwrap();
+    assert_ne!(f.report.solver, "dsx-ipm");
+    assert!(f.report.fell_back(), "{:?}", f.report);
+    assert!(
+        f.report.fallbacks[0].starts_with("dsx-ipm"),
+        "{:?}",
+        f.report.fallbacks
+    );
+}
+
+#[test]
+fn parameters_a_learner_does_not_take_are_refused_by_name() {
+    let data = wdbc();
+    let svm = registry::find("svm").unwrap();
+    let e = registry::train(
+        svm,
+        &data,
+        &HyperParams::new().with("budget", ParamValue::Float(3.0)),
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("budget") && e.contains("a parameter of `svm`"),
+        "{e}"
+    );
+    let e = registry::find("nope").unwrap_err().to_string();
+    assert!(e.contains("lp, o2b, svm, fdrop, logreg"), "{e}");
+    let lp = registry::find("lp").unwrap();
+    let e = registry::train(
+        lp,
+        &data,
+        &HyperParams::new().with("C", ParamValue::Text("x".into())),
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`C`"), "{e}");
+}
+
+#[test]
+fn example_weights_are_honoured_or_refused() {
+    let data = wdbc();
+    let w = vec![1.0; data.len()];
+    let weighted = data.with_weights(w).unwrap();
+    for l in registry::learners() {
+        let e = registry::train(*l, &weighted, &HyperParams::new(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("example weights"), "{}: {e}", l.name());
+    }
+}
