@@ -3,7 +3,6 @@
 use std::io::Write;
 
 use crate::args::{ModelConvertArgs, ModelInfoArgs};
-use bulwark_core::Classifier;
 use bulwark_models::{Encoding, ModelFile, write_atomic};
 
 pub(crate) fn info(args: &ModelInfoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
