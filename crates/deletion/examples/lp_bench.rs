@@ -6,18 +6,21 @@
 //! `XᵀDX` product of the data's shape (faer GEMM), the peak resident memory, and the solver
 //! that answered (`solver`, `fallbacks`: the count of failed attempts before it, `converged`).
 //!
-//! Cases: `dense-1000x100` (uniform values, N = 10, C = 1) and `mnist-like-10000x784`
-//! (19 % non-zeros, values in [0, 1] like scaled pixels, N = 50, C = 1); also
-//! `mnist-like-2000x784`, and any `dense-MxN` (N = 10) or `sparse-MxN-DENSITY` (non-negative,
-//! N = 50) of the same generator. `LP_BENCH_LOG=1` prints the iteration log on stderr,
-//! `LP_BENCH_REPEAT=k` solves `k` times.
+//! Cases: `dense-1000x100` (uniform values, N = 10, C = 1), `mnist-like-10000x784`
+//! (19 % non-zeros, values in [0, 1] like scaled pixels, N = 50, C = 1) and the real
+//! `spambase` (embedded UCI data, 4601 × 57, spam = +1, `x / max|x|` per feature as in the
+//! reproduction harness, stored sparse, N = 4, C = 1). The JSON names the data, the budget, the
+//! box and the solver that answered (with any fallback), so the report needs no typed-in facts.
+//! Also `mnist-like-2000x784`, and any `dense-MxN` (N = 10) or `sparse-MxN-DENSITY`
+//! (non-negative, N = 50) of the same generator. `LP_BENCH_LOG=1` prints the iteration log on
+//! stderr, `LP_BENCH_REPEAT=k` solves `k` times.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a benchmark runner reports on stdout (log: stderr)
 
 use std::io::Write;
 use std::time::Instant;
 
-use bulwark_core::FeatureBudget;
+use bulwark_core::{CsrMatrix, Dataset, FeatureBudget, Features};
 use bulwark_deletion::{DsxLpParams, FeatureValues, Lp4, LpBackend};
 use bulwark_lp::LpProblem;
 
@@ -134,12 +137,58 @@ fn xtdx_seconds(m: usize, n: usize, reps: usize) -> f64 {
     best
 }
 
+/// A JSON string literal (quotes, backslashes and control characters escaped).
+fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// CPU seconds (user + system, all threads) this process has used so far, from
+/// `/proc/self/stat` in clock ticks of 1/100 s (Linux's USER_HZ); `None` elsewhere.
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // fields after the parenthesised command name: state is field 3, utime 14, stime 15
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+/// The embedded UCI spambase (spam = +1), scaled by `x / max|x|` per feature (zeros stay
+/// zeros, as in the reproduction harness), stored sparse.
+fn spambase() -> Dataset {
+    let (raw, _) = bulwark_data::load("spambase", None).expect("embedded spambase");
+    let mut d = bulwark_data::binary_task(&raw, &bulwark_data::BinaryTask::Natural)
+        .expect("spambase is binary");
+    let mut m = vec![0.0f64; d.n_features()];
+    for i in 0..d.len() {
+        for (j, v) in d.row(i).nonzeros() {
+            m[j] = m[j].max(v.abs());
+        }
+    }
+    d.features_mut()
+        .map_in_place(|j, x| if m[j] > 0.0 { x / m[j] } else { x })
+        .expect("finite");
+    let sparse = Features::Sparse(CsrMatrix::from_dense(&d.features().to_dense()));
+    d.with_features(sparse).expect("same shape")
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().is_some_and(|a| a == "--help" || a == "-h") {
         println!(
             "usage: lp_bench <case> [<out.json>] [<lp.mps>]\n\
-             cases: dense-1000x100, mnist-like-10000x784, mnist-like-2000x784, dense-MxN, \
+             cases: dense-1000x100, mnist-like-10000x784, mnist-like-2000x784, spambase, dense-MxN, \
              sparse-MxN-DENSITY\n\
              env: LP_BENCH_LOG=1 (iteration log on stderr), LP_BENCH_REPEAT=k, LP_BENCH_MPS_ONLY=1"
         );
@@ -151,6 +200,7 @@ fn main() {
         .cloned()
         .unwrap_or_else(|| "lp_bench.json".into());
     let (m, n, density, nonneg, budget) = match case {
+        "spambase" => (0, 0, 0.0, true, 4.0),
         "dense-1000x100" => (1000, 100, 1.0, false, 10.0),
         "mnist-like-10000x784" => (10000, 784, 0.19, true, 50.0),
         "mnist-like-2000x784" => (2000, 784, 0.19, true, 50.0),
@@ -170,10 +220,26 @@ fn main() {
             }
         }
     };
-    let data = instance(m, n, density, nonneg, 2026);
+    let (data, source) = if case == "spambase" {
+        (
+            spambase(),
+            "UCI spambase (real, embedded in bulwark-data), spam = +1, x / max|x| per feature"
+                .to_string(),
+        )
+    } else {
+        (
+            instance(m, n, density, nonneg, 2026),
+            format!(
+                "synthetic (seeded generator, seed 2026), values uniform in {}",
+                if nonneg { "[0, 1)" } else { "[-1, 1)" }
+            ),
+        )
+    };
+    let (m, n) = (data.len(), data.n_features());
+    let c = 1.0;
     if let Some(mps) = args.get(2) {
         let fb = FeatureBudget::uniform(n, budget).unwrap();
-        let p = Lp4::new(&data, &fb, 1.0).unwrap().build().unwrap();
+        let p = Lp4::new(&data, &fb, c).unwrap().build().unwrap();
         write_mps(&p, mps).unwrap();
         // LP_BENCH_MPS_ONLY: write the peer's input and stop (keeps the LP builder's memory
         // out of a later run's peak RSS)
@@ -183,7 +249,7 @@ fn main() {
     }
     let params = DsxLpParams::new()
         .budget(budget)
-        .c(1.0)
+        .c(c)
         .values(FeatureValues::Uniform)
         .backend(LpBackend::Structured);
     // LP_BENCH_LOG: iteration log on stderr
@@ -213,6 +279,7 @@ fn main() {
         .unwrap_or(1)
         .max(1);
     let ticks0 = cpu_ticks();
+    let cpu0 = process_cpu_seconds();
     let mut times = Vec::with_capacity(repeat);
     let mut fitted = None;
     for _ in 0..repeat {
@@ -231,7 +298,16 @@ fn main() {
         (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => 100.0 * (s1 - s0) as f64 / (t1 - t0) as f64,
         _ => f64::NAN,
     };
+    let cpu_seconds = match (cpu0, process_cpu_seconds()) {
+        (Some(a), Some(b)) => b - a,
+        _ => f64::NAN,
+    };
+    let wall_seconds: f64 = times.iter().sum();
     let fitted = fitted.expect("at least one solve");
+    // The solver that answered (the typed `FitReport::solver`), with the attempts that failed
+    // before it.
+    let solver = fitted.report.solver.clone();
+    let fallbacks = fitted.report.fallbacks.join("; ");
     let mut sorted = times.clone();
     sorted.sort_by(f64::total_cmp);
     let seconds = sorted[0];
@@ -249,7 +325,12 @@ fn main() {
     let iters = fitted.report.iterations.unwrap_or(0);
     let xtdx = xtdx_seconds(m, n, 3);
     let json = format!(
-        "{{\"case\":\"{case}\",\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{},\"solver\":\"{}\",\"fallbacks\":{},\"converged\":{}}}",
+        "{{\"case\":\"{case}\",\"data\":{},\"solver\":{},\"fallbacks\":{},\"budget\":{budget},\"c\":{c},\"values\":\"uniform\",\"converged\":{},\"cpu_seconds\":{cpu_seconds:.3},\"cpu_per_wall\":{:.3},\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{}}}",
+        json_str(&source),
+        json_str(&solver),
+        json_str(&fallbacks),
+        fitted.report.converged,
+        cpu_seconds / wall_seconds,
         data.features().nnz(),
         fitted.report.objective.unwrap_or(f64::NAN),
         fitted.report.details["closed_form_objective"],
@@ -270,9 +351,6 @@ fn main() {
             .copied()
             .unwrap_or(f64::NAN),
         rayon::current_num_threads(),
-        fitted.report.solver,
-        fitted.report.fallbacks.len(),
-        fitted.report.converged,
     );
     std::fs::write(&out, &json).unwrap();
     println!("{json}");

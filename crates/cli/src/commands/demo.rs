@@ -4,11 +4,14 @@
 //! and DSX mutual-information feature values fitted on the training part; the DSX robust LP (4),
 //! the cube-projected Perceptron (O2B) and the linear SVM baseline trained on it; each attacked
 //! at test time by the DSX §4 greedy deletion adversary at several budgets, and the LP's
-//! certified robust error (exact worst case) at the training budget.
+//! certified robust error at the training budget: the exact worst case when every test example
+//! is decided, else its lower and upper bounds and the number of undecided examples.
 
 use std::io::Write;
 
-use bulwark_adversary::{Attack, AttackBudget, AttackKind, CertifyOptions, certify_with, evaluate};
+use bulwark_adversary::{
+    Attack, AttackBudget, AttackKind, Certificate, CertifyOptions, certify_with, evaluate,
+};
 use bulwark_core::{FeatureValues, Fit, LinearModel};
 use bulwark_data::{
     BinaryTask, Scaler, ScalingKind, binary_task, load, mutual_information_values, train_test,
@@ -36,7 +39,53 @@ struct Demo {
     budget: f64,
     attack_budgets: Vec<f64>,
     learners: Vec<Learner>,
-    lp_certified_robust_error: f64,
+    lp_certified_robust_error: CertifiedError,
+}
+
+/// The LP's certified robust error under worst-case deletion at the training budget.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct CertifiedError {
+    budget: f64,
+    examples: usize,
+    /// The exact worst-case error; `null` when some example is undecided.
+    exact: Option<f64>,
+    /// Broken by the strongest attack found: a lower bound on the worst-case error.
+    lower: f64,
+    /// Not proven robust (broken or undecided): an upper bound on the worst-case error.
+    upper: f64,
+    /// Examples the exact search left undecided (its node limit was hit).
+    undecided: usize,
+}
+
+impl From<&Certificate> for CertifiedError {
+    fn from(c: &Certificate) -> Self {
+        Self {
+            budget: c.budget,
+            examples: c.n_examples,
+            exact: c.exact,
+            lower: c.lower,
+            upper: c.upper,
+            undecided: c.n_undecided,
+        }
+    }
+}
+
+impl CertifiedError {
+    /// The text line: "exact" only when every example was decided.
+    fn line(&self) -> String {
+        match self.exact {
+            Some(e) if self.undecided == 0 => format!(
+                "LP certified robust error at N = {} (exact worst case over all deletions): {e:.4}",
+                self.budget
+            ),
+            _ => format!(
+                "LP certified robust error at N = {}: not decided, between {:.4} (lower bound: \
+                 broken by the strongest attack found) and {:.4} (upper bound: not proven \
+                 robust); {} of {} test examples undecided (node limit hit)",
+                self.budget, self.lower, self.upper, self.undecided, self.examples
+            ),
+        }
+    }
 }
 
 pub(crate) fn run(args: &DemoArgs, ui: Ui, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -104,7 +153,7 @@ pub(crate) fn run(args: &DemoArgs, ui: Ui, out: &mut dyn Write) -> anyhow::Resul
         budget: n,
         attack_budgets: budgets,
         learners,
-        lp_certified_robust_error: cert.exact.unwrap_or(cert.upper),
+        lp_certified_robust_error: CertifiedError::from(&cert),
     };
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &demo)?;
@@ -140,10 +189,49 @@ pub(crate) fn run(args: &DemoArgs, ui: Ui, out: &mut dyn Write) -> anyhow::Resul
         writeln!(out)?;
     }
     writeln!(out)?;
-    writeln!(
-        out,
-        "LP certified robust error at N = {n} (exact worst case over all deletions): {:.4}",
-        demo.lp_certified_robust_error
-    )?;
+    writeln!(out, "{}", demo.lp_certified_robust_error.line())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CertifiedError;
+
+    fn cert(lower: f64, upper: f64, undecided: usize) -> CertifiedError {
+        CertifiedError {
+            budget: 5.0,
+            examples: 171,
+            exact: (undecided == 0).then_some(lower),
+            lower,
+            upper,
+            undecided,
+        }
+    }
+
+    #[test]
+    fn exact_only_when_every_example_is_decided() {
+        let line = cert(0.1228, 0.1228, 0).line();
+        assert!(line.contains("exact worst case"), "{line}");
+        assert!(line.ends_with("0.1228"), "{line}");
+    }
+
+    #[test]
+    fn undecided_examples_give_both_bounds_and_no_exact() {
+        let line = cert(0.1228, 0.1404, 3).line();
+        assert!(!line.contains("exact"), "{line}");
+        assert!(line.contains("0.1228 (lower bound"), "{line}");
+        assert!(line.contains("0.1404 (upper bound"), "{line}");
+        assert!(line.contains("3 of 171 test examples undecided"), "{line}");
+    }
+
+    #[test]
+    fn json_carries_null_exact_and_the_bounds_when_undecided() {
+        let v = serde_json::to_value(cert(0.1, 0.2, 2)).unwrap();
+        assert!(v["exact"].is_null());
+        assert_eq!(
+            (v["lower"].as_f64(), v["upper"].as_f64()),
+            (Some(0.1), Some(0.2))
+        );
+        assert_eq!(v["undecided"], 2);
+    }
 }
