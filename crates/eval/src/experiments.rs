@@ -636,6 +636,8 @@ fn icml_random(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, 
         res.rows.push(row);
     }
     res.failures.extend(r1.failures);
+    res.solver.add(&r1.solver);
+    res.solver_notes.extend(r1.solver_notes);
     res.budgets = spam_spec.budgets.clone();
     res.grid = spam_spec.grid.clone();
     res.repetitions = spam_spec.splits;
@@ -663,6 +665,8 @@ fn icml_random(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, 
                 res.rows.push(row);
             }
             res.failures.extend(r2.failures);
+            res.solver.add(&r2.solver);
+            res.solver_notes.extend(r2.solver_notes);
             res.protocol.push(format!(
                 "MNIST 4 vs 7 from the 10k MNIST test set, budgets {:?}",
                 mspec.budgets

@@ -45,6 +45,17 @@ const MAX_PASSES: ParamSpec = ParamSpec {
     help: "pass limit of the dual coordinate descent",
 };
 
+/// The settings the SVM and FDROP share (their dual coordinate descent), from `p`.
+macro_rules! dual_cd_settings {
+    ($params:expr, $p:expr) => {
+        $params
+            .c($p.float("C")?)
+            .tolerance($p.float("tolerance")?)
+            .max_passes($p.count("max_passes")? as usize)
+            .seed($p.count("seed")?)
+    };
+}
+
 /// The cube-projected Perceptron with online-to-batch averaging (DSX §3).
 #[derive(Debug, Clone, Copy)]
 pub struct O2bLearner;
@@ -119,12 +130,7 @@ impl Learner for SvmLearner {
         p: &HyperParams,
         _: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>> {
-        let f = SvmParams::new()
-            .c(p.float("C")?)
-            .tolerance(p.float("tolerance")?)
-            .max_passes(p.count("max_passes")? as usize)
-            .seed(p.count("seed")?)
-            .fit(data)?;
+        let f = dual_cd_settings!(SvmParams::new(), p).fit(data)?;
         Ok(any(f))
     }
 }
@@ -182,13 +188,7 @@ impl Learner for FdropLearner {
                 n.floor() as usize
             }
         };
-        let f = FdropParams::new()
-            .k(k)
-            .c(p.float("C")?)
-            .tolerance(p.float("tolerance")?)
-            .max_passes(p.count("max_passes")? as usize)
-            .seed(p.count("seed")?)
-            .fit(data)?;
+        let f = dual_cd_settings!(FdropParams::new().k(k), p).fit(data)?;
         Ok(any(f))
     }
 }
