@@ -86,8 +86,7 @@ pub fn train(
     given: &HyperParams,
     progress: Option<ProgressFn<'_>>,
 ) -> Result<Fitted<AnyModel>> {
-    let params = resolve(learner, given, data)?;
-    learner.fit(data, &params, progress)
+    train_with_params(learner, data, given, progress).map(|(fitted, _)| fitted)
 }
 
 /// [`train`] that also returns the resolved parameters (what a model file records).
