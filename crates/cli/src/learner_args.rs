@@ -27,19 +27,42 @@ pub fn flag_of(spec: &ParamSpec) -> String {
     }
 }
 
-/// Every parameter of every learner, once (the first declaration's help), with the learners
-/// that take it.
-fn all_params() -> Vec<(ParamSpec, Vec<&'static str>)> {
-    let mut out: Vec<(ParamSpec, Vec<&'static str>)> = Vec::new();
+/// Every parameter of every learner, once (the first declaration's kind), with each learner
+/// that takes it and its declaration there.
+fn all_params() -> Vec<(ParamSpec, Vec<(&'static str, ParamSpec)>)> {
+    let mut out: Vec<(ParamSpec, Vec<(&'static str, ParamSpec)>)> = Vec::new();
     for l in registry::learners() {
         for spec in l.params() {
             match out.iter_mut().find(|(s, _)| s.name == spec.name) {
-                Some((_, who)) => who.push(l.name()),
-                None => out.push((*spec, vec![l.name()])),
+                Some((_, who)) => who.push((l.name(), *spec)),
+                None => out.push((*spec, vec![(l.name(), *spec)])),
             }
         }
     }
     out
+}
+
+/// The help of a flag: its meaning, and which learners take it with their defaults; where the
+/// learners differ in meaning or default, each is named.
+fn help_of(who: &[(&'static str, ParamSpec)]) -> String {
+    let same_help = who.iter().all(|(_, s)| s.help == who[0].1.help);
+    let default = |s: &ParamSpec| match (s.kind, s.default) {
+        // a switch's flag is the non-default value
+        (ParamKind::Switch { .. }, _) | (_, None) => String::new(),
+        (_, Some(d)) => format!(" (default {d})"),
+    };
+    if same_help {
+        let learners: Vec<String> = who
+            .iter()
+            .map(|(l, s)| format!("{l}{}", default(s)))
+            .collect();
+        format!("{} [{}]", who[0].1.help, learners.join(", "))
+    } else {
+        who.iter()
+            .map(|(l, s)| format!("{l}: {}{}", s.help, default(s)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 /// The hyper-parameter flags given on the command line, unparsed: `(parameter, raw value)`.
@@ -105,10 +128,7 @@ impl FromArgMatches for LearnerArgs {
 impl Args for LearnerArgs {
     fn augment_args(mut cmd: Command) -> Command {
         for (spec, who) in all_params() {
-            let default = spec
-                .default
-                .map_or(String::new(), |d| format!("; default {d}"));
-            let help = format!("{} [{}{default}]", spec.help, who.join(", "));
+            let help = help_of(&who);
             let arg = Arg::new(spec.name)
                 .long(flag_of(&spec))
                 .help(help)

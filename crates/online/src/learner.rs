@@ -219,7 +219,7 @@ impl Learner for LogregLearner {
                 name: "intercept",
                 kind: ParamKind::Switch { value: false },
                 default: Some("true"),
-                help: "fit an unpenalised intercept (--no-intercept: b = 0)",
+                help: "no intercept: b = 0 (by default an unpenalised intercept is fitted)",
             },
             ParamSpec {
                 name: "tolerance",
