@@ -69,7 +69,8 @@ impl AnyModel {
             AnyModel::MulticlassLinear(_) => None,
         }
     }
-    fn inner(&self) -> &dyn Classifier {
+    /// The model as a scorer (and so as a classifier): the one dispatch over the kinds.
+    fn inner(&self) -> &dyn Scores {
         match self {
             AnyModel::Linear(m) => m,
             AnyModel::MulticlassLinear(m) => m,
@@ -102,15 +103,9 @@ impl Classifier for AnyModel {
 
 impl Scores for AnyModel {
     fn n_outputs(&self) -> usize {
-        match self {
-            AnyModel::MulticlassLinear(m) => m.n_outputs(),
-            _ => 1,
-        }
+        self.inner().n_outputs()
     }
     fn scores_into(&self, x: RowView<'_>, out: &mut [f64]) {
-        match self {
-            AnyModel::MulticlassLinear(m) => m.scores_into(x, out),
-            other => out[0] = other.decision(x).expect("binary model"),
-        }
+        self.inner().scores_into(x, out)
     }
 }
