@@ -16,6 +16,7 @@ use std::str::FromStr;
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
+use bulwark_core::missing::remaining_budget;
 use bulwark_core::{
     CsrMatrix, Dataset, Error, Features, Linear, Result, Rng, RowView, Sign, TestTimeAttack,
 };
@@ -256,9 +257,11 @@ fn deletion_attack<M: Linear + ?Sized>(
     let (w, v, n) = (model.weights(), budget.values(), budget.budget());
     let mut items = Vec::new();
     let (mut touched, mut incomplete) = (0, 0);
+    let mask = data.missing();
     let data = rewrite_rows(data, |i, row, out| {
         knapsack::items(w, row, y[i], v, &mut items);
-        let (chosen, complete) = choose(&items, n);
+        // what is missing counts against the budget (bulwark_core::missing)
+        let (chosen, complete) = choose(&items, remaining_budget(mask, i, v, n));
         touched += chosen.len();
         incomplete += usize::from(!complete);
         out.extend(chosen.into_iter().map(|j| (j, replace(j))));
@@ -350,10 +353,13 @@ impl RandomDelete {
         check_model_data(model, data)?;
         let mut nz = Vec::new();
         let mut touched = 0;
-        let data = rewrite_rows(data, |_, row, out| {
+        let mask = data.missing();
+        let data = rewrite_rows(data, |i, row, out| {
             nz.clear();
             nz.extend(row.nonzeros().map(|(j, _)| j));
-            let k = self.count.min(nz.len());
+            // missing features count against the number deleted (bulwark_core::missing)
+            let spent = mask.map_or(0, |m| m.row(i).len());
+            let k = self.count.saturating_sub(spent).min(nz.len());
             // partial Fisher–Yates: the first k entries are a uniform k-subset
             for t in 0..k {
                 let r = rng.random_range(t..nz.len());

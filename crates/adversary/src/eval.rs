@@ -20,9 +20,16 @@
 //! The certificate reports `greedy_lower ≤ lower ≤ upper ≤ relaxation_upper` (fractions of
 //! examples) and `exact = Some(lower)` when nothing is undecided. Decisions use the arithmetic
 //! `m − D` (the attacked score recomputed by a dot product may differ by rounding).
+//!
+//! # Missing features
+//!
+//! A record of data with missing cells (`bulwark_core::missing`) has its missing features
+//! deleted already, and they count against the budget: the attacks and the certificate give it
+//! `max(0, N − Σ_{j missing} v_j)`. `clean_error` is then the error on the records as they are.
 
 use serde::{Deserialize, Serialize};
 
+use bulwark_core::missing::remaining_budget;
 use bulwark_core::{
     Classifier, Dataset, Error, Linear, Result, TestTimeAttack, rng_for_stream, rng_from_seed,
 };
@@ -53,6 +60,9 @@ pub struct EvalReport {
     pub touched: Option<usize>,
     /// Examples whose exact search hit the node limit (`exact-delete` only).
     pub incomplete: usize,
+    /// Examples with missing features (already deleted; they count against the budget).
+    #[serde(default)]
+    pub missing_records: usize,
 }
 
 /// One point of an error-versus-noise curve (mean over repetitions).
@@ -192,6 +202,12 @@ fn count_errors<M: Classifier + ?Sized>(model: &M, data: &Dataset) -> Result<usi
         .count())
 }
 
+/// Records with at least one missing cell.
+fn missing_records(data: &Dataset) -> usize {
+    data.missing()
+        .map_or(0, bulwark_core::MissingMask::incomplete_rows)
+}
+
 fn check_nonempty(data: &Dataset) -> Result<()> {
     if data.is_empty() {
         Err(Error::param("data", "empty", "at least one example"))
@@ -225,6 +241,7 @@ pub fn evaluate<M: Linear + ?Sized>(
         clean_error: count_errors(model, data)? as f64 / m as f64,
         touched: Some(out.touched),
         incomplete: out.incomplete,
+        missing_records: missing_records(data),
     })
 }
 
@@ -265,6 +282,7 @@ pub fn evaluate_attack<M: Classifier + ?Sized, A: TestTimeAttack<M> + ?Sized>(
         clean_error: count_errors(model, data)? as f64 / m as f64,
         touched: None,
         incomplete: 0,
+        missing_records: missing_records(data),
     })
 }
 
@@ -323,6 +341,8 @@ pub enum DecidedBy {
 pub struct ExampleCertificate {
     /// Clean margin `m = y(b + w·x)`.
     pub margin: f64,
+    /// The budget the adversary had on this example: `N` less the value of its missing features.
+    pub budget: f64,
     /// Damage of the DSX greedy deletion.
     pub greedy_damage: f64,
     /// Largest damage of any deletion found (greedy or exact search).
@@ -383,6 +403,9 @@ pub struct Certificate {
     pub n_undecided: usize,
     /// The node limit used.
     pub node_limit: u64,
+    /// Examples with missing features (already deleted; their budget is `N` minus their value).
+    #[serde(default)]
+    pub missing_records: usize,
     /// Per-example records (empty unless requested).
     pub per_example: Vec<ExampleCertificate>,
 }
@@ -422,6 +445,8 @@ pub fn certify_with<M: Linear + ?Sized>(
         let x = data.row(i);
         let margin = y[i].as_f64() * (x.dot(w) + b);
         knapsack::items(w, x, y[i], v, &mut items);
+        // what is missing counts against the budget (bulwark_core::missing)
+        let n = remaining_budget(data.missing(), i, v, n);
         let g = knapsack::greedy(&items, n).damage;
         let r = knapsack::relaxation(&items, n);
         let mut best = g;
@@ -456,6 +481,7 @@ pub fn certify_with<M: Linear + ?Sized>(
         if options.per_example {
             per_example.push(ExampleCertificate {
                 margin,
+                budget: n,
                 greedy_damage: g,
                 best_damage: best,
                 relaxation_damage: r,
@@ -478,6 +504,7 @@ pub fn certify_with<M: Linear + ?Sized>(
         n_robust: robust,
         n_undecided: undecided,
         node_limit: options.node_limit,
+        missing_records: missing_records(data),
         per_example,
     })
 }

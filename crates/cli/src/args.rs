@@ -118,11 +118,26 @@ pub struct ModelConvertArgs {
     pub json: bool,
 }
 
+/// How data files are read (every command that loads data takes these).
+#[derive(Debug, Clone, Default, Args)]
+pub struct ReadArgs {
+    /// File format: csv, libsvm or idx (default: from the file name, else from the content).
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// A CSV cell read as missing (repeatable), besides the empty cell, NA, NaN and ?. A missing
+    /// feature is a deleted one: 0 in the model's input space, counted against the budget.
+    #[arg(long = "missing-token", value_name = "TOKEN")]
+    pub missing_tokens: Vec<String>,
+}
+
 /// `bulwark data info`
 #[derive(Debug, Args)]
 pub struct DataInfoArgs {
     /// Built-in name (wdbc, spambase, ionosphere, pima, splice, wine, usps, mnist10k) or a path.
     pub data: String,
+    /// How the file is read.
+    #[command(flatten)]
+    pub read: ReadArgs,
     /// Print a JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -208,6 +223,13 @@ pub struct TrainArgs {
     /// Output model file: `.json` (text) or `.bin` (compact binary).
     #[arg(long)]
     pub out: PathBuf,
+    /// Records with a missing cell: error (refuse them), drop (leave them out) or delete (train
+    /// on them with the missing features deleted, which the DSX LP and O2B model exactly).
+    #[arg(long, value_name = "POLICY", default_value = "error")]
+    pub missing: String,
+    /// How the training file is read.
+    #[command(flatten)]
+    pub read: ReadArgs,
     /// Print a JSON object (solver, converged, objective, iterations, seconds, …).
     #[arg(long)]
     pub json: bool,
@@ -244,6 +266,9 @@ pub struct EvalData {
     /// else uniform), uniform, mi (computed on these data) or a file with one value per line.
     #[arg(long, default_value = "model")]
     pub values: String,
+    /// How the data file is read (missing cells are deleted features, counted against the budget).
+    #[command(flatten)]
+    pub read: ReadArgs,
     /// Print a JSON object.
     #[arg(long)]
     pub json: bool,
@@ -308,6 +333,9 @@ pub struct PredictArgs {
     /// Write the predictions here (CSV: index,score,prediction,label) instead of stdout.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// How the data file is read (missing cells are deleted features).
+    #[command(flatten)]
+    pub read: ReadArgs,
     /// Print a JSON object (error and one record per example) instead of CSV.
     #[arg(long)]
     pub json: bool,

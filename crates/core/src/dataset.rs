@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Location, Result};
 use crate::matrix::{Features, RowView};
+use crate::missing::MissingMask;
 
 /// A binary label, −1 or +1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -103,6 +104,9 @@ pub struct Dataset {
     feature_names: Vec<String>,
     class_names: Vec<String>,
     weights: Option<Vec<f64>>,
+    /// Missing cells (they hold 0 in `features`; see [`crate::missing`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    missing: Option<MissingMask>,
 }
 
 impl Dataset {
@@ -196,6 +200,7 @@ impl Dataset {
             feature_names,
             class_names,
             weights: None,
+            missing: None,
         })
     }
 
@@ -221,6 +226,60 @@ impl Dataset {
         self.weights = Some(weights);
         Ok(self)
     }
+    /// Marks missing cells (see [`crate::missing`]): the mask must have the data's shape and
+    /// every masked cell must hold 0 in the features (the deleted value). A mask without any
+    /// missing cell is dropped.
+    pub fn with_missing(mut self, mask: MissingMask) -> Result<Self> {
+        if mask.rows() != self.len() || mask.cols() != self.n_features() {
+            return Err(Error::shape(
+                format!("{}: missing mask rows", self.name),
+                self.len(),
+                mask.rows(),
+            ));
+        }
+        for i in 0..mask.rows() {
+            let row = self.features.row(i);
+            if let Some(&j) = mask.row(i).iter().find(|&&j| row.get(j) != 0.0) {
+                return Err(Error::input(
+                    Location::source(self.name.clone())
+                        .line(i + 1)
+                        .column(j + 1)
+                        .field(self.feature_names[j].clone()),
+                    "a missing cell must hold 0 in the feature matrix (the deleted value)",
+                ));
+            }
+        }
+        self.missing = (mask.count() > 0).then_some(mask);
+        Ok(self)
+    }
+    /// The missing cells, if any ([`crate::missing`]).
+    pub fn missing(&self) -> Option<&MissingMask> {
+        self.missing.as_ref()
+    }
+    /// Number of missing cells.
+    pub fn n_missing(&self) -> usize {
+        self.missing.as_ref().map_or(0, MissingMask::count)
+    }
+    /// The records without any missing cell (weights follow) and the number removed.
+    pub fn drop_incomplete(&self) -> (Self, usize) {
+        let Some(mask) = &self.missing else {
+            return (self.clone(), 0);
+        };
+        let keep: Vec<usize> = (0..self.len())
+            .filter(|&i| mask.row(i).is_empty())
+            .collect();
+        let removed = self.len() - keep.len();
+        let mut d = self.select(&keep);
+        d.missing = None;
+        (d, removed)
+    }
+    /// The same data with the mask forgotten: masked cells stay 0 and are from now on observed
+    /// zeros (what a learner fitted under `--missing delete` sees).
+    pub fn forget_missing(mut self) -> Self {
+        self.missing = None;
+        self
+    }
+
     /// Replaces the feature names (one per column).
     pub fn with_feature_names(mut self, names: Vec<String>) -> Result<Self> {
         if names.len() != self.n_features() {
@@ -381,17 +440,27 @@ impl Dataset {
                 .weights
                 .as_ref()
                 .map(|w| idx.iter().map(|&i| w[i]).collect()),
+            missing: self
+                .missing
+                .as_ref()
+                .map(|m| m.select(idx))
+                .filter(|m| m.count() > 0),
         }
     }
 
-    /// Same labels and names, new features (same shape); used by attacks and scalers.
-    pub fn with_features(&self, features: Features) -> Result<Self> {
+    /// Same labels and names, new features (same shape); used by attacks and scalers. A mask
+    /// of missing cells is kept, and those cells are set to 0 in `features` (the deleted value,
+    /// [`crate::missing`]).
+    pub fn with_features(&self, mut features: Features) -> Result<Self> {
         if features.rows() != self.len() || features.cols() != self.n_features() {
             return Err(Error::shape(
                 format!("{}: replacement features (rows)", self.name),
                 self.len(),
                 features.rows(),
             ));
+        }
+        if let Some(m) = &self.missing {
+            features.delete_cells(m)?;
         }
         Ok(Self {
             features,
@@ -410,6 +479,7 @@ impl Dataset {
         )
         .map(|d| Self {
             weights: self.weights.clone(),
+            missing: self.missing.clone(),
             ..d
         })
     }

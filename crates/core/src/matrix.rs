@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Location, Result};
+use crate::missing::MissingMask;
 
 /// A dense `rows × cols` matrix of `f64` stored row-major.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -321,6 +322,15 @@ impl<'a> RowView<'a> {
             }
         }
     }
+    /// The value in column `j` (0 when a sparse row does not store it).
+    pub fn get(&self, j: usize) -> f64 {
+        match *self {
+            RowView::Dense(x) => x[j],
+            RowView::Sparse { indices, values } => {
+                indices.binary_search(&j).map_or(0.0, |k| values[k])
+            }
+        }
+    }
     /// Iterates over the non-zero entries as `(column, value)`.
     pub fn nonzeros(&self) -> impl Iterator<Item = (usize, f64)> + 'a {
         let (dense, sparse) = match *self {
@@ -461,6 +471,52 @@ impl Features {
                         });
                     }
                 }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Features {
+    /// Sets every cell of `mask` to 0 (the deleted value, see [`crate::missing`]); a sparse
+    /// matrix drops those entries. The mask must have this matrix's shape.
+    pub fn delete_cells(&mut self, mask: &MissingMask) -> Result<()> {
+        if mask.rows() != self.rows() || mask.cols() != self.cols() {
+            return Err(Error::shape(
+                "missing mask vs feature rows",
+                self.rows(),
+                mask.rows(),
+            ));
+        }
+        match self {
+            Features::Dense(d) => {
+                for i in 0..mask.rows() {
+                    let r = d.row_mut(i);
+                    for &j in mask.row(i) {
+                        r[j] = 0.0;
+                    }
+                }
+            }
+            Features::Sparse(s) => {
+                if mask.count() == 0 {
+                    return Ok(());
+                }
+                let mut indptr = Vec::with_capacity(s.rows() + 1);
+                let mut indices = Vec::with_capacity(s.nnz());
+                let mut values = Vec::with_capacity(s.nnz());
+                indptr.push(0);
+                for i in 0..s.rows() {
+                    let (idx, val) = s.row(i);
+                    let gone = mask.row(i);
+                    for (&j, &v) in idx.iter().zip(val) {
+                        if gone.binary_search(&j).is_err() {
+                            indices.push(j);
+                            values.push(v);
+                        }
+                    }
+                    indptr.push(indices.len());
+                }
+                *s = CsrMatrix::try_new(s.rows(), s.cols(), indptr, indices, values)?;
             }
         }
         Ok(())

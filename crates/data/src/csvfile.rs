@@ -1,13 +1,23 @@
-//! CSV with a header row and a `label` column (the format of the shared UCI/USPS files).
+//! CSV with a header row and a `label` column (the format of the shared UCI/USPS files), with
+//! missing cells.
 
-use bulwark_core::{Dataset, DenseMatrix, Error, Features, Location, Result, Targets};
+use bulwark_core::{Dataset, DenseMatrix, Error, Features, Location, MissingMask, Result, Targets};
 
 use crate::labels::ClassIndex;
+use crate::options::{MissingPolicy, ReadOptions};
+
+/// Parses CSV text with the default [`ReadOptions`] (a missing cell is an error).
+pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Dataset> {
+    parse_csv_with(bytes, source, &ReadOptions::default())
+}
 
 /// Parses CSV text: the first line is a header with a column named `label` (any position,
-/// usually the first); every other column is a numeric feature. Errors name the source, line,
-/// column and field: ragged rows, non-numeric or non-finite cells, no `label` column, no rows.
-pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Dataset> {
+/// usually the first); every other column is a numeric feature. A feature cell that is a
+/// missing-value token ([`ReadOptions::is_missing_token`]) is an error, a dropped record or a
+/// masked cell holding 0, as `options.missing` says. Errors name the source, line, column and
+/// field: ragged rows, cells that are neither numbers nor missing tokens, non-finite numbers, no
+/// `label` column, no rows, or no record left by [`MissingPolicy::Drop`].
+pub fn parse_csv_with(bytes: &[u8], source: &str, options: &ReadOptions) -> Result<Dataset> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
@@ -49,10 +59,12 @@ pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Dataset> {
     let n = feature_names.len();
     let mut data = Vec::new();
     let mut raw_labels = Vec::new();
+    let mut mask_indptr = vec![0usize];
+    let mut mask_cols = Vec::new();
     let mut record = csv::StringRecord::new();
     loop {
         let more = reader.read_record(&mut record).map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line() as usize);
+            let line = e.position().map_or(0, |p| line_at(bytes, p.byte()));
             Error::input(
                 Location::source(source).line(line),
                 format!("malformed CSV: {e}"),
@@ -61,13 +73,15 @@ pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Dataset> {
         if !more {
             break;
         }
-        let line = record.position().map_or(0, |p| p.line() as usize);
+        let byte = record.position().map_or(0, csv::Position::byte);
+        // counted only for a message (csv's own line count is off after CRLF line ends)
+        let line = || line_at(bytes, byte);
         if record.len() == 1 && record[0].is_empty() {
             continue; // blank line
         }
         if record.len() != headers.len() {
             return Err(Error::input(
-                Location::source(source).line(line),
+                Location::source(source).line(line()),
                 format!(
                     "ragged row: expected {} fields as in the header, found {}",
                     headers.len(),
@@ -75,12 +89,13 @@ pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Dataset> {
                 ),
             ));
         }
+        let row_start = data.len();
         for (k, cell) in record.iter().enumerate() {
             if k == label_col {
                 if cell.is_empty() {
                     return Err(Error::input(
                         Location::source(source)
-                            .line(line)
+                            .line(line())
                             .column(k + 1)
                             .field("label"),
                         "empty label",
@@ -91,14 +106,34 @@ pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Dataset> {
             }
             let loc = || {
                 Location::source(source)
-                    .line(line)
+                    .line(line())
                     .column(k + 1)
                     .field(headers[k].to_string())
             };
+            if options.is_missing_token(cell) {
+                if options.missing == MissingPolicy::Error {
+                    return Err(Error::input(
+                        loc(),
+                        format!(
+                            "missing value `{}` under the missing-value policy `error`: \
+                             `--missing drop` leaves such records out, `--missing delete` \
+                             deletes the missing features",
+                            truncate(cell)
+                        ),
+                    ));
+                }
+                mask_cols.push(data.len() - row_start);
+                data.push(0.0);
+                continue;
+            }
             let v: f64 = cell.parse().map_err(|_| {
                 Error::input(
                     loc(),
-                    format!("expected a number, found `{}`", truncate(cell)),
+                    format!(
+                        "expected a number or a missing-value token ({}), found `{}`",
+                        token_list(options),
+                        truncate(cell)
+                    ),
                 )
             })?;
             if !v.is_finite() {
@@ -109,6 +144,7 @@ pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Dataset> {
             }
             data.push(v);
         }
+        mask_indptr.push(mask_cols.len());
     }
     if raw_labels.is_empty() {
         return Err(Error::input(
@@ -119,13 +155,54 @@ pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Dataset> {
     let classes = ClassIndex::from_names(&raw_labels);
     let labels = raw_labels.iter().map(|l| classes.index(l)).collect();
     let x = DenseMatrix::try_new(raw_labels.len(), n, data)?;
-    Dataset::try_new(
+    let d = Dataset::try_new(
         source,
         Features::Dense(x),
         Targets::Multiclass(labels),
         feature_names,
         classes.names(),
-    )
+    )?
+    .with_missing(MissingMask::try_new(n, mask_indptr, mask_cols)?)?;
+    if options.missing == MissingPolicy::Drop {
+        return drop_incomplete(d).map(|(kept, _)| kept);
+    }
+    Ok(d)
+}
+
+/// [`MissingPolicy::Drop`]: the records without a missing cell and the number left out; an
+/// error naming the data set when none is left.
+pub fn drop_incomplete(data: Dataset) -> Result<(Dataset, usize)> {
+    if data.n_missing() == 0 {
+        return Ok((data, 0));
+    }
+    let (kept, removed) = data.drop_incomplete();
+    if kept.is_empty() {
+        return Err(Error::input(
+            Location::source(data.name()),
+            format!(
+                "the missing-value policy `drop` left no record: all {removed} records have a \
+                 missing cell (`--missing delete` keeps them with the missing features deleted)"
+            ),
+        ));
+    }
+    Ok((kept, removed))
+}
+
+/// The 1-based line of the record starting at byte offset `byte` (after CRLF line ends csv
+/// reports the start on the previous line's `\n`, so line ends there are skipped).
+fn line_at(bytes: &[u8], byte: u64) -> usize {
+    let mut end = (byte as usize).min(bytes.len());
+    while end < bytes.len() && matches!(bytes[end], b'\r' | b'\n') {
+        end += 1;
+    }
+    bytes[..end].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// The missing-value tokens in words, for messages.
+fn token_list(options: &ReadOptions) -> String {
+    let mut t: Vec<String> = vec!["empty".into(), "NA".into(), "NaN".into(), "?".into()];
+    t.extend(options.missing_tokens.iter().map(|s| format!("`{s}`")));
+    t.join(", ")
 }
 
 fn preview(h: &csv::StringRecord) -> String {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use bulwark_core::{Dataset, Error, Result};
 
+use crate::options::{MissingPolicy, ReadOptions};
 use crate::read::{decode, read_all};
 use crate::{csvfile, idx, libsvm};
 
@@ -268,8 +269,21 @@ impl Format {
     }
 }
 
-/// Loads a file of a known or guessed format.
+/// Loads a file of a known or guessed format (a missing CSV cell is an error).
 pub fn load_path(path: &Path, format: Option<Format>) -> Result<Dataset> {
+    load_path_with(
+        path,
+        &ReadOptions {
+            format,
+            ..ReadOptions::default()
+        },
+    )
+}
+
+/// Loads a file with [`ReadOptions`]: the format (else guessed), the missing-value tokens and
+/// policy of CSV files.
+pub fn load_path_with(path: &Path, options: &ReadOptions) -> Result<Dataset> {
+    let format = options.format;
     let source = path.display().to_string();
     if !path.exists() {
         return Err(Error::NotFound {
@@ -284,7 +298,7 @@ pub fn load_path(path: &Path, format: Option<Format>) -> Result<Dataset> {
         )
     })?;
     match format {
-        Format::Csv => csvfile::parse_csv(&read_all(path)?, &source),
+        Format::Csv => csvfile::parse_csv_with(&read_all(path)?, &source, options),
         Format::Libsvm => libsvm::parse_libsvm(&read_all(path)?, &source, None),
         Format::Idx => {
             let name = path
@@ -308,12 +322,68 @@ pub fn load_path(path: &Path, format: Option<Format>) -> Result<Dataset> {
     }
 }
 
+/// Loads a built-in name or a path with the default [`ReadOptions`] (see [`load_with`]).
+pub fn load(spec: &str, data_dir_override: Option<&Path>) -> Result<(Dataset, Origin)> {
+    load_with(spec, data_dir_override, &ReadOptions::default()).map(|l| (l.data, l.origin))
+}
+
+/// A loaded data set, where it came from and how many records the missing-value policy `drop`
+/// left out.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The data.
+    pub data: Dataset,
+    /// Where it came from.
+    pub origin: Origin,
+    /// Records left out by [`MissingPolicy::Drop`] (0 otherwise).
+    pub dropped: usize,
+}
+
+/// Loads a built-in name or a path with [`ReadOptions`] (format, missing-value tokens and
+/// policy), reporting the records the policy `drop` left out. See [`load_spec`] for how names
+/// resolve.
+pub fn load_with(
+    spec: &str,
+    data_dir_override: Option<&Path>,
+    options: &ReadOptions,
+) -> Result<Loaded> {
+    let dropping = options.missing == MissingPolicy::Drop;
+    let parse_options = if dropping {
+        ReadOptions {
+            missing: MissingPolicy::Delete,
+            ..options.clone()
+        }
+    } else {
+        options.clone()
+    };
+    let (data, origin) = load_spec(spec, data_dir_override, &parse_options)?;
+    let (data, dropped) = if dropping {
+        csvfile::drop_incomplete(data)?
+    } else {
+        (data, 0)
+    };
+    Ok(Loaded {
+        data,
+        origin,
+        dropped,
+    })
+}
+
 /// Loads a built-in name or a path. A built-in name is read from the data directory
 /// ([`resolve_data_dir`]); `wdbc` and `spambase` come from their embedded copies unless a
 /// directory given by `--data-dir` or `BULWARK_DATA` holds the file (the repository's copies are
 /// the same bytes). Unknown names get an error listing the built-in ones.
-pub fn load(spec: &str, data_dir_override: Option<&Path>) -> Result<(Dataset, Origin)> {
+fn load_spec(
+    spec: &str,
+    data_dir_override: Option<&Path>,
+    options: &ReadOptions,
+) -> Result<(Dataset, Origin)> {
     if let Some(b) = builtin(spec) {
+        // a built-in set has a known format; the override is for files
+        let options = &ReadOptions {
+            format: None,
+            ..options.clone()
+        };
         let dir = resolve_data_dir(data_dir_override);
         let file = dir
             .as_ref()
@@ -325,11 +395,11 @@ pub fn load(spec: &str, data_dir_override: Option<&Path>) -> Result<(Dataset, Or
         if let Some(bytes) = b.embedded
             && (file.is_none() || !user_file)
         {
-            let d = csvfile::parse_csv(&decode(bytes, b.name)?, b.name)?;
+            let d = csvfile::parse_csv_with(&decode(bytes, b.name)?, b.name, options)?;
             return Ok((d, Origin::Embedded));
         }
         if let Some(first) = file {
-            let d = load_path(&first, None)?.with_name(b.name);
+            let d = load_path_with(&first, options)?.with_name(b.name);
             return Ok((d, Origin::File(first)));
         }
         return Err(not_found(
@@ -341,7 +411,7 @@ pub fn load(spec: &str, data_dir_override: Option<&Path>) -> Result<(Dataset, Or
     }
     let path = Path::new(spec);
     if path.exists() || spec.contains('/') || spec.contains('.') {
-        return load_path(path, None).map(|d| (d, Origin::File(path.to_path_buf())));
+        return load_path_with(path, options).map(|d| (d, Origin::File(path.to_path_buf())));
     }
     let names: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
     Err(Error::UnknownDataset {

@@ -39,6 +39,8 @@ impl Scaler {
             ));
         }
         let sparse = matches!(train.features(), Features::Sparse(_));
+        // masked cells (bulwark_core::missing) take no part in the fit
+        let is_missing = |i: usize, j: usize| train.missing().is_some_and(|k| k.is_missing(i, j));
         let mut shift = vec![0.0; n];
         let mut factor = vec![1.0; n];
         match (kind, sparse) {
@@ -49,11 +51,16 @@ impl Scaler {
                 };
                 for i in 0..m {
                     for (j, &v) in d.row(i).iter().enumerate() {
-                        lo[j] = lo[j].min(v);
-                        hi[j] = hi[j].max(v);
+                        if !is_missing(i, j) {
+                            lo[j] = lo[j].min(v);
+                            hi[j] = hi[j].max(v);
+                        }
                     }
                 }
                 for j in 0..n {
+                    if lo[j] > hi[j] {
+                        continue; // every cell missing: identity
+                    }
                     shift[j] = 0.5 * (lo[j] + hi[j]);
                     let half = 0.5 * (hi[j] - lo[j]);
                     factor[j] = if half > 0.0 { 1.0 / half } else { 1.0 };
@@ -80,23 +87,38 @@ impl Scaler {
             (ScalingKind::Standard, false) => {
                 let mut mean = vec![0.0; n];
                 let mut m2 = vec![0.0; n];
+                // observed cells per feature (masked cells hold 0 and add nothing to the sums)
+                let mut count = vec![m as f64; n];
+                if let Some(mask) = train.missing() {
+                    for (c, k) in count.iter_mut().zip(mask.column_counts()) {
+                        *c -= k as f64;
+                    }
+                }
                 for i in 0..m {
                     for (j, v) in train.row(i).nonzeros() {
                         mean[j] += v;
                     }
                 }
-                mean.iter_mut().for_each(|s| *s /= m as f64);
+                for (s, &c) in mean.iter_mut().zip(&count) {
+                    *s = if c > 0.0 { *s / c } else { 0.0 };
+                }
                 let Features::Dense(d) = train.features() else {
                     unreachable!()
                 };
                 for i in 0..m {
                     for (j, &v) in d.row(i).iter().enumerate() {
-                        m2[j] += (v - mean[j]) * (v - mean[j]);
+                        if !is_missing(i, j) {
+                            m2[j] += (v - mean[j]) * (v - mean[j]);
+                        }
                     }
                 }
                 for j in 0..n {
                     shift[j] = mean[j];
-                    let sd = (m2[j] / m as f64).sqrt();
+                    let sd = if count[j] > 0.0 {
+                        (m2[j] / count[j]).sqrt()
+                    } else {
+                        0.0
+                    };
                     factor[j] = if sd > 0.0 { 1.0 / sd } else { 1.0 };
                 }
             }
@@ -108,7 +130,9 @@ impl Scaler {
         })
     }
 
-    /// Applies the map to a data set with the same feature count.
+    /// Applies the map to a data set with the same feature count. Missing cells
+    /// (`bulwark_core::missing`) become 0, the deleted value: the same result as replacing them
+    /// with `shift_j`, the value the map sends to 0.
     pub fn transform(&self, data: &Dataset) -> Result<Dataset> {
         if data.n_features() != self.factor.len() {
             return Err(Error::shape(

@@ -20,8 +20,8 @@ use std::path::Path;
 
 use bulwark_adversary::CorruptionStats;
 use bulwark_core::{
-    AnyModel, Classifier, Ensemble, Error, FitReport, HyperParams, KernelModel, LinearModel,
-    Location, MulticlassLinearModel, Result,
+    AnyModel, Classifier, Dataset, Ensemble, Error, FitReport, HyperParams, KernelModel,
+    LinearModel, Location, MulticlassLinearModel, Result,
 };
 use bulwark_data::{Scaler, ScalingKind};
 use serde::{Deserialize, Serialize};
@@ -409,6 +409,28 @@ impl ModelFile {
     /// The per-feature values of the deletion budget the model was trained for, if any.
     pub fn feature_values(&self) -> Option<&[f64]> {
         self.hyper_parameters.floats("feature_values").ok()
+    }
+
+    /// The deletion budget `N` the model was trained for, if its learner takes one.
+    pub fn budget(&self) -> Option<f64> {
+        self.hyper_parameters.float("budget").ok()
+    }
+
+    /// `data` in the model's input space: the feature count checked, the stored scaling applied,
+    /// missing cells deleted (0, the convention of `bulwark_core::missing`, whose mask is kept).
+    /// Every score of the model is computed on this.
+    pub fn input(&self, data: &Dataset) -> Result<Dataset> {
+        if data.n_features() != self.n_features {
+            return Err(Error::shape(
+                format!("model vs data {}: feature count", data.name()),
+                self.n_features,
+                data.n_features(),
+            ));
+        }
+        match &self.scaler {
+            Some(s) => s.transform(data),
+            None => Ok(data.clone()),
+        }
     }
 
     /// The class name of binary class `positive` (index 1) or negative (index 0).

@@ -6,7 +6,8 @@ use bulwark_core::{Dataset, RowView};
 use sha2::{Digest, Sha256};
 
 /// A stable SHA-256 fingerprint of a data set as loaded: its shape, feature and class names,
-/// labels and non-zero values (so the dense and the sparse copy of the same numbers agree).
+/// labels, non-zero values (so the dense and the sparse copy of the same numbers agree) and
+/// missing cells.
 /// Returned as `sha256:<64 hex digits>`.
 pub fn fingerprint(data: &Dataset) -> String {
     let mut h = Sha256::new();
@@ -35,6 +36,17 @@ pub fn fingerprint(data: &Dataset) -> String {
         for &(j, x) in &nz {
             len(&mut h, j);
             h.update(x.to_bits().to_le_bytes());
+        }
+    }
+    // missing cells (absent from complete data, so their fingerprints are unchanged)
+    if let Some(mask) = data.missing() {
+        h.update(b"missing");
+        for i in 0..data.len() {
+            let row = mask.row(i);
+            len(&mut h, row.len());
+            for &j in row {
+                len(&mut h, j);
+            }
         }
     }
     let mut s = String::from("sha256:");

@@ -3,7 +3,7 @@ use std::io::Write;
 use std::path::Path;
 
 use bulwark_core::Features;
-use bulwark_data::Origin;
+use bulwark_data::{Loaded, MissingPolicy, Origin};
 use serde::Serialize;
 
 use crate::args::DataInfoArgs;
@@ -18,6 +18,10 @@ struct DataInfo {
     storage: &'static str,
     nnz: usize,
     density: f64,
+    /// Missing cells (read as deleted features).
+    missing_cells: usize,
+    /// Records with at least one missing cell.
+    missing_records: usize,
 }
 
 pub(crate) fn info(
@@ -25,7 +29,10 @@ pub(crate) fn info(
     data_dir: Option<&Path>,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let (d, origin) = bulwark_data::load(&args.data, data_dir)?;
+    let options = super::read_options(&args.read, MissingPolicy::Delete)?;
+    let Loaded {
+        data: d, origin, ..
+    } = bulwark_data::load_with(&args.data, data_dir, &options)?;
     let nnz = d.features().nnz();
     let cells = (d.len() * d.n_features()).max(1);
     let info = DataInfo {
@@ -43,6 +50,8 @@ pub(crate) fn info(
         },
         nnz,
         density: nnz as f64 / cells as f64,
+        missing_cells: d.n_missing(),
+        missing_records: d.missing().map_or(0, |m| m.incomplete_rows()),
     };
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &info)?;
@@ -58,6 +67,13 @@ pub(crate) fn info(
             info.storage,
             100.0 * info.density
         )?;
+        if info.missing_cells > 0 {
+            writeln!(
+                out,
+                "missing   {} cells in {} records (read as deleted features)",
+                info.missing_cells, info.missing_records
+            )?;
+        }
         writeln!(out, "classes   {}", info.classes.len())?;
         let width = info.classes.keys().map(String::len).max().unwrap_or(0);
         for (c, k) in &info.classes {

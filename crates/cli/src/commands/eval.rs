@@ -11,18 +11,23 @@ use bulwark_adversary::{
 use bulwark_core::{Dataset, Error, LinearModel};
 use serde::Serialize;
 
-use crate::args::{AttackArg, AttackArgs, CertifyArgs, EvalArgs, EvalData};
+use bulwark_data::MissingPolicy;
+
+use crate::args::{AttackArg, AttackArgs, CertifyArgs, EvalArgs, EvalData, ReadArgs};
+use crate::commands::read_options;
 use crate::commands::train::task_of;
 use crate::ui::Ui;
 use bulwark_models::{ModelFile, check_output_dir, feature_values, write_atomic};
 
 /// The model, and data prepared the way the model expects: the task (the model's training
-/// task unless `pair`/`positive` is given), the same feature count, the model's scaling.
+/// task unless `pair`/`positive` is given), the same feature count, the model's scaling, and
+/// missing cells read as deleted features ([`ModelFile::input`], `bulwark_core::missing`).
 pub(crate) fn prepare(
     model_path: &Path,
     data: &str,
     pair: Option<&str>,
     positive: Option<&str>,
+    read: &ReadArgs,
     dir: Option<&Path>,
     ui: Ui,
 ) -> anyhow::Result<(ModelFile, LinearModel, Dataset)> {
@@ -30,7 +35,8 @@ pub(crate) fn prepare(
     // the deletion attacks and certificates need explicit weights; every learner registered
     // today trains a binary linear model
     let model = model.into_linear("bulwark eval, certify, attack and predict")?;
-    let (raw, _) = bulwark_data::load(data, dir)?;
+    let options = read_options(read, MissingPolicy::Delete)?;
+    let raw = bulwark_data::load_with(data, dir, &options)?.data;
     let (pair, positive) = match (pair, positive) {
         (None, None) => (
             file.training.pair.as_deref(),
@@ -72,10 +78,7 @@ pub(crate) fn prepare(
             file.training.classes.join(", ")
         ));
     }
-    let data = match &file.scaler {
-        Some(s) => s.transform(&task)?,
-        None => task,
-    };
+    let data = file.input(&task)?;
     Ok((file, model, data))
 }
 
@@ -89,6 +92,7 @@ fn prepare_common(
         &common.data,
         common.pair.as_deref(),
         common.positive.as_deref(),
+        &common.read,
         dir,
         ui,
     )
@@ -124,8 +128,23 @@ struct CurveOutput<'a> {
     attack: &'a str,
     seed: u64,
     n_examples: usize,
+    /// The error on the records as they are (missing features deleted).
     clean_error: f64,
+    /// Records with missing features (deleted; they count against each budget).
+    missing_records: usize,
     points: Vec<EvalReport>,
+}
+
+/// The one line `eval` and `certify` print about records with missing features.
+fn missing_note(out: &mut dyn Write, records: usize) -> std::io::Result<()> {
+    if records > 0 {
+        writeln!(
+            out,
+            "missing      {records} records have missing features: deleted, and counted against \
+             the budget (the clean error is on the records as they are)"
+        )?;
+    }
+    Ok(())
 }
 
 fn attack_of(kind: AttackArg, values: Vec<f64>, file: &ModelFile) -> anyhow::Result<Attack> {
@@ -192,6 +211,7 @@ pub(crate) fn eval(
         )?;
         writeln!(out, "clean error  {:.4}", report.clean_error)?;
         writeln!(out, "error        {:.4}", report.error)?;
+        missing_note(out, report.missing_records)?;
         if report.incomplete > 0 {
             writeln!(
                 out,
@@ -236,6 +256,7 @@ fn eval_curve(
         seed: args.seed,
         n_examples: data.len(),
         clean_error: points.first().map_or(0.0, |p| p.clean_error),
+        missing_records: data.missing().map_or(0, |m| m.incomplete_rows()),
         points,
     };
     if args.common.json {
@@ -251,6 +272,7 @@ fn eval_curve(
         )?;
         writeln!(out, "attack       {} (seed {})", curve.attack, curve.seed)?;
         writeln!(out, "clean error  {:.4}", curve.clean_error)?;
+        missing_note(out, curve.missing_records)?;
         writeln!(out, "budget      error")?;
         for p in &curve.points {
             writeln!(out, "{:>6}     {:.4}", p.budget.unwrap_or(0.0), p.error)?;
@@ -307,6 +329,7 @@ pub(crate) fn certify(
                 cert.n_undecided
             )?,
         }
+        missing_note(out, cert.missing_records)?;
     }
     Ok(())
 }
@@ -336,10 +359,16 @@ pub(crate) fn attack(
         header.extend(attacked.feature_names().iter().cloned());
         w.write_record(&header)?;
         let y = attacked.binary_labels()?;
+        let mask = attacked.missing();
         for i in 0..attacked.len() {
             let mut rec =
                 vec![attacked.class_names()[usize::from(y[i] == bulwark_core::Sign::Pos)].clone()];
             for (j, &x) in dense.row(i).iter().enumerate() {
+                // a missing cell stays missing (empty), so the file reads like the input
+                if mask.is_some_and(|m| m.is_missing(i, j)) {
+                    rec.push(String::new());
+                    continue;
+                }
                 let v = match &file.scaler {
                     Some(s) => x / s.factor[j] + s.shift[j],
                     None => x,

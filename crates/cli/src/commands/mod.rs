@@ -1,6 +1,8 @@
 use std::io::Write;
 
-use crate::args::{Cli, Command, DataCommand, LpCommand, ModelCommand};
+use bulwark_data::{Format, MissingPolicy, ReadOptions};
+
+use crate::args::{Cli, Command, DataCommand, LpCommand, ModelCommand, ReadArgs};
 use crate::ui::Ui;
 
 mod data;
@@ -28,4 +30,18 @@ pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Model(ModelCommand::Info(a)) => model_cmd::info(&a, out),
         Command::Model(ModelCommand::Convert(a)) => model_cmd::convert(&a, out),
     }
+}
+
+/// The reading options of `--format` and `--missing-token`, with the missing-value `policy`.
+pub(crate) fn read_options(read: &ReadArgs, policy: MissingPolicy) -> anyhow::Result<ReadOptions> {
+    let format = read
+        .format
+        .as_deref()
+        .map(str::parse::<Format>)
+        .transpose()?;
+    Ok(ReadOptions {
+        format,
+        missing_tokens: read.missing_tokens.clone(),
+        missing: policy,
+    })
 }

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use bulwark_adversary::{AttackBudget, CertifyOptions, Verdict, certify_with};
 use bulwark_core::{DecisionFunction, Sign};
 use serde::Serialize;
 
@@ -17,6 +18,19 @@ struct Prediction<'a> {
     score: f64,
     prediction: &'a str,
     label: &'a str,
+    /// Missing features of the record (deleted: 0 in the model's input space).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    missing: Option<usize>,
+    /// Their total value `Σ v_j`, spent from the adversary's budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    missing_value: Option<f64>,
+    /// Certified robust against a deletion of value up to `max(0, N − missing_value)` (`null`
+    /// when the model was trained without a budget).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    certified: Option<Option<bool>>,
+    /// The certificate's verdict: robust, broken or undecided (node limit hit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<Verdict>,
 }
 
 #[derive(Debug, Serialize)]
@@ -26,6 +40,13 @@ struct Predictions<'a> {
     n_examples: usize,
     /// Fraction of predictions that differ from the data's labels.
     error: f64,
+    /// Records with missing features.
+    missing_records: usize,
+    /// The budget `N` the model was trained for (`null`: none, nothing is certified).
+    budget: Option<f64>,
+    /// Examples certified robust at their remaining budget, and undecided ones.
+    n_certified: Option<usize>,
+    n_undecided: Option<usize>,
     predictions: Vec<Prediction<'a>>,
 }
 
@@ -43,21 +64,52 @@ pub(crate) fn run(
         &args.data,
         args.pair.as_deref(),
         args.positive.as_deref(),
+        &args.read,
         dir,
         ui,
     )?;
     let scores = model.decision_all(data.features())?;
     let labels = data.binary_labels()?;
     let names = data.class_names();
+    // JSON only: missing features, their value, and the certificate at the remaining budget
+    let values = file
+        .feature_values()
+        .map(<[f64]>::to_vec)
+        .unwrap_or_else(|| vec![1.0; data.n_features()]);
+    let certificate = match file.budget() {
+        Some(n) if args.json => {
+            let opts = CertifyOptions {
+                per_example: true,
+                ..CertifyOptions::default()
+            };
+            Some(certify_with(
+                &model,
+                &data,
+                &AttackBudget::try_new(values.clone(), n)?,
+                &opts,
+            )?)
+        }
+        _ => None,
+    };
+    let mask = data.missing();
     let predictions: Vec<Prediction<'_>> = scores
         .iter()
         .zip(labels)
         .enumerate()
-        .map(|(index, (&score, &y))| Prediction {
-            index,
-            score,
-            prediction: file.class_name(Sign::of_score(score) == Sign::Pos),
-            label: &names[usize::from(y == Sign::Pos)],
+        .map(|(index, (&score, &y))| {
+            let verdict = certificate.as_ref().map(|c| c.per_example[index].verdict);
+            Prediction {
+                index,
+                score,
+                prediction: file.class_name(Sign::of_score(score) == Sign::Pos),
+                label: &names[usize::from(y == Sign::Pos)],
+                missing: args.json.then(|| mask.map_or(0, |m| m.row(index).len())),
+                missing_value: args
+                    .json
+                    .then(|| mask.map_or(0.0, |m| m.value(index, &values))),
+                certified: args.json.then(|| verdict.map(|v| v == Verdict::Robust)),
+                verdict,
+            }
         })
         .collect();
     let wrong = scores
@@ -70,6 +122,10 @@ pub(crate) fn run(
         data: &args.data,
         n_examples: predictions.len(),
         error: wrong as f64 / predictions.len().max(1) as f64,
+        missing_records: mask.map_or(0, |m| m.incomplete_rows()),
+        budget: file.budget(),
+        n_certified: certificate.as_ref().map(|c| c.n_robust),
+        n_undecided: certificate.as_ref().map(|c| c.n_undecided),
         predictions,
     };
     let mut body = Vec::new();

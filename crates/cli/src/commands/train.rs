@@ -5,7 +5,9 @@ use std::path::Path;
 
 use anyhow::Context;
 use bulwark_core::{Classifier, Dataset};
-use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load};
+use bulwark_data::{
+    BinaryTask, Loaded, MissingPolicy, Scaler, ScalingKind, binary_task, load_with,
+};
 use bulwark_models::{Encoding, ModelFile, Training, check_output_dir, fingerprint, registry};
 use serde_json::json;
 
@@ -33,32 +35,41 @@ struct Prepared {
     scaler: Option<Scaler>,
     /// [`fingerprint`] of the task before scaling.
     fingerprint: String,
+    /// Records the missing-value policy `drop` left out.
+    dropped: usize,
 }
 
 /// Loads data, applies the task and the optional scaling (fitted here).
 fn prepare(
-    data: &str,
-    pair: Option<&str>,
-    positive: Option<&str>,
-    scale: Option<ScaleArg>,
+    args: &TrainArgs,
+    policy: MissingPolicy,
     dir: Option<&Path>,
 ) -> anyhow::Result<Prepared> {
-    let (raw, _) = load(data, dir)?;
-    let task = binary_task(&raw, &task_of(pair, positive)?)?;
+    let options = super::read_options(&args.read, policy)?;
+    let Loaded {
+        data: raw, dropped, ..
+    } = load_with(&args.data, dir, &options)?;
+    let task = binary_task(
+        &raw,
+        &task_of(args.pair.as_deref(), args.positive.as_deref())?,
+    )?;
     let fingerprint = fingerprint(&task);
-    Ok(match scale {
+    Ok(match args.scale {
         None => Prepared {
             data: task,
             scaler: None,
             fingerprint,
+            dropped,
         },
         Some(s) => {
             let kind = scaling_kind(s);
+            // missing cells take no part in the fit and are 0 after it (bulwark_core::missing)
             let scaler = Scaler::fit(&task, kind)?;
             Prepared {
                 data: scaler.transform(&task)?,
                 scaler: Some(scaler),
                 fingerprint,
+                dropped,
             }
         }
     })
@@ -78,6 +89,7 @@ pub(crate) fn run(
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let learner = registry::find(&args.algo)?;
+    let policy: MissingPolicy = args.missing.parse()?;
     let given = args.params.for_learner(learner)?;
     // refuse an unwritable output before any long computation
     Encoding::for_output(&args.out)?;
@@ -86,13 +98,9 @@ pub(crate) fn run(
         data: train,
         scaler,
         fingerprint,
-    } = prepare(
-        &args.data,
-        args.pair.as_deref(),
-        args.positive.as_deref(),
-        args.scale,
-        dir,
-    )?;
+        dropped,
+    } = prepare(args, policy, dir)?;
+    let deleted = train.n_missing();
     let algo = learner.name();
     let spinner = ui.spinner(
         args.json,
@@ -103,7 +111,7 @@ pub(crate) fn run(
             train.n_features()
         ),
     );
-    let (fitted, hyper) = if spinner.is_hidden() {
+    let (mut fitted, hyper) = if spinner.is_hidden() {
         registry::train_with_params(learner, &train, &given, None)?
     } else {
         let pb = spinner.clone();
@@ -114,6 +122,12 @@ pub(crate) fn run(
         registry::train_with_params(learner, &train, &given, Some(&mut progress))?
     };
     spinner.finish_and_clear();
+    // what the missing-value policy did, recorded with the fit (and in the model file)
+    if policy != MissingPolicy::Error {
+        let d = &mut fitted.report.details;
+        d.insert("missing_dropped_records".into(), dropped as f64);
+        d.insert("missing_deleted_cells".into(), deleted as f64);
+    }
     let training_error = fitted.model.error_rate(&train)?;
     let training = Training {
         data: args.data.clone(),
@@ -141,7 +155,7 @@ pub(crate) fn run(
     let r = &fitted.report;
     if args.json {
         let mut obj = json!({
-            "algorithm": algo, "solver": r.solver, "converged": r.converged,
+            "algorithm": algo, "missing": policy.as_str(), "solver": r.solver, "converged": r.converged,
             "tolerance": r.tolerance, "reached": r.reached, "fallbacks": r.fallbacks,
             "objective": r.objective, "iterations": r.iterations, "seconds": r.seconds,
             "training_error": training_error, "model": args.out.display().to_string(),
@@ -170,6 +184,18 @@ pub(crate) fn run(
             writeln!(out, "iterations      {k}")?;
         }
         writeln!(out, "seconds         {:.3}", r.seconds)?;
+        match policy {
+            MissingPolicy::Error => {}
+            MissingPolicy::Drop => writeln!(
+                out,
+                "missing         {dropped} records with a missing cell left out"
+            )?,
+            MissingPolicy::Delete => writeln!(
+                out,
+                "missing         {deleted} cells in {} records deleted",
+                train.missing().map_or(0, |m| m.incomplete_rows())
+            )?,
+        }
         writeln!(out, "training error  {training_error:.4}")?;
         writeln!(out, "model written to {}", args.out.display())?;
     }
