@@ -15,11 +15,27 @@ fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = out.flush();
-            let msg = format!("{e:#}").replace('\n', " ");
-            let _ = writeln!(std::io::stderr(), "error: {msg}");
+            let _ = writeln!(std::io::stderr(), "error: {}", error_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error on one line: each cause in the chain once. A cause whose text the message already
+/// holds is left out (an `Error::Io` shows its OS error and then has it as its source, which
+/// `{e:#}` would print twice); the rest are joined by `: ` as `{e:#}` does.
+fn error_line(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if msg.is_empty() {
+            msg = text;
+        } else if !msg.contains(&text) {
+            msg.push_str(": ");
+            msg.push_str(&text);
+        }
+    }
+    msg.replace('\n', " ")
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -27,4 +43,32 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+
+    #[test]
+    fn io_errors_state_the_os_message_once() {
+        let io = std::io::Error::from_raw_os_error(2);
+        let os = io.to_string();
+        let e = anyhow::Error::from(bulwark_core::Error::io("/nope.json", io));
+        assert_eq!(format!("{e:#}"), format!("/nope.json: {os}: {os}"));
+        assert_eq!(error_line(&e), format!("/nope.json: {os}"));
+        let e = e.context("reading the model");
+        assert_eq!(
+            error_line(&e),
+            format!("reading the model: /nope.json: {os}")
+        );
+    }
+
+    #[test]
+    fn distinct_causes_are_all_kept_on_one_line() {
+        let e = anyhow::anyhow!("inner\ncause")
+            .context("middle")
+            .context("outer");
+        assert_eq!(error_line(&e), "outer: middle: inner cause");
+        assert_eq!(error_line(&e), format!("{e:#}").replace('\n', " "));
+    }
 }

@@ -1,5 +1,6 @@
-//! LIBSVM / svmlight text format: `label index:value index:value …`, 1-based strictly increasing
-//! indices, `#` comments. Labels ±1 or 0/1 give a binary data set; other labels a multiclass one.
+//! LIBSVM / svmlight text format: `label [qid:N] index:value index:value …`, 1-based strictly
+//! increasing indices, `#` comments; a `qid:N` right after the label (svmlight ranking data) is
+//! checked and ignored. Labels ±1 or 0/1 give a binary data set; other labels a multiclass one.
 
 use bulwark_core::{
     CsrMatrix, Dataset, Error, Features, Location, Result, Sign, Targets,
@@ -10,7 +11,9 @@ use crate::csvfile::truncate;
 use crate::labels::ClassIndex;
 
 /// Parses LIBSVM text. `n_features` fixes the dimension (indices beyond it are an error);
-/// otherwise it is the largest index seen.
+/// otherwise it is the largest index seen. A `qid:N` token right after the label (svmlight
+/// ranking format) is accepted and ignored when `N` is an integer; a non-integer query id or a
+/// `qid:` anywhere else is an error naming the line and column.
 pub fn parse_libsvm(bytes: &[u8], source: &str, n_features: Option<usize>) -> Result<Dataset> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| Error::input(Location::source(source), format!("not UTF-8 text: {e}")))?;
@@ -36,8 +39,29 @@ pub fn parse_libsvm(bytes: &[u8], source: &str, n_features: Option<usize>) -> Re
         }
         raw_labels.push(label.to_string());
         let mut prev = 0usize;
-        for tok in tokens {
+        for (position, tok) in tokens.enumerate() {
             let loc = Location::source(source).line(line_no).column(col_of(tok));
+            if let Some(qid) = tok.strip_prefix("qid:") {
+                if position > 0 {
+                    return Err(Error::input(
+                        loc,
+                        format!(
+                            "`{}` after a feature: a query id must come right after the label",
+                            truncate(tok)
+                        ),
+                    ));
+                }
+                if qid.parse::<i64>().is_err() {
+                    return Err(Error::input(
+                        loc,
+                        format!(
+                            "expected an integer query id `qid:N`, found `{}`",
+                            truncate(tok)
+                        ),
+                    ));
+                }
+                continue; // svmlight ranking data: the query id is not a feature
+            }
             let (i, v) = tok.split_once(':').ok_or_else(|| {
                 Error::input(
                     loc.clone(),

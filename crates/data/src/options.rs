@@ -88,15 +88,3 @@ impl ReadOptions {
             || self.missing_tokens.iter().any(|t| t == cell)
     }
 }
-
-impl FromStr for Format {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "csv" => Ok(Format::Csv),
-            "libsvm" => Ok(Format::Libsvm),
-            "idx" => Ok(Format::Idx),
-            _ => Err(Error::param("format", s, "one of csv, libsvm, idx")),
-        }
-    }
-}

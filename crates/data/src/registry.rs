@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use bulwark_core::{Dataset, Error, Result};
+use bulwark_core::{Dataset, Error, Location, Result};
 
 use crate::options::{MissingPolicy, ReadOptions};
-use crate::read::{decode, read_all};
+use crate::read::{Compression, decode, read_all};
 use crate::{csvfile, idx, libsvm};
 
 /// The environment variable naming the data directory.
@@ -238,22 +238,39 @@ fn not_found(files: &[&str], what: &str, how_to_get: &str, dir: Option<&DataDir>
 }
 
 /// File formats the loader understands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// A file's format is, in order: the one given (`--format`), else the one its name says
+/// ([`Format::from_path`]), else the one its content says ([`Format::sniff`]); see [`load_path`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Format {
-    /// CSV with a `label` column, optionally gzip-compressed.
+    /// CSV with a `label` column.
     Csv,
-    /// LIBSVM / svmlight.
+    /// LIBSVM / svmlight (`qid:` tokens after the label are ignored).
     Libsvm,
     /// MNIST IDX images (the labels file is found beside it).
     Idx,
 }
 
 impl Format {
-    /// Guesses the format from a file name: `*.csv[.gz]`, `*.libsvm|*.svm|*.svmlight|*.txt[.gz]`,
-    /// `*-idx3-ubyte[.gz]`.
+    /// Every format, in the order [`Format::sniff`] tries them.
+    pub const ALL: [Format; 3] = [Format::Idx, Format::Libsvm, Format::Csv];
+
+    /// Its name as `--format` takes it: `csv`, `libsvm`, `idx`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Libsvm => "libsvm",
+            Format::Idx => "idx",
+        }
+    }
+
+    /// Guesses the format from a file name, after dropping a `.gz`, `.bz2` or `.xz` suffix:
+    /// `*.csv`, `*.libsvm|*.svm|*.svmlight|*.txt`, `*idx3-ubyte`. `None` when the name says
+    /// nothing (the content decides then: [`Format::sniff`]).
     pub fn from_path(path: &Path) -> Option<Self> {
         let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        let name = strip_compression_suffix(&name);
         if name.ends_with(".csv") {
             Some(Format::Csv)
         } else if name.ends_with("idx3-ubyte") {
@@ -267,9 +284,193 @@ impl Format {
             None
         }
     }
+
+    /// Recognises the format from a file's (decompressed) content:
+    /// - IDX: the images magic `00 00 08 03` (unsigned bytes, 3 dimensions);
+    /// - LIBSVM: the first line that is neither empty nor a `#` comment is a numeric label
+    ///   followed only by `index:value` tokens (an integer index, a numeric value) and `qid:…`
+    ///   tokens;
+    /// - CSV: that line has a comma (a header such as `label,f1,f2`).
+    ///
+    /// `None` when none of these holds.
+    pub fn sniff(bytes: &[u8]) -> Option<Self> {
+        if bytes.starts_with(&IDX_IMAGES_MAGIC) {
+            return Some(Format::Idx);
+        }
+        let line = first_data_line(bytes)?;
+        let line = line.split('#').next().unwrap_or("");
+        let mut tokens = line.split_ascii_whitespace();
+        let label = tokens.next()?;
+        if label.parse::<f64>().is_ok_and(f64::is_finite) && tokens.all(is_libsvm_token) {
+            return Some(Format::Libsvm);
+        }
+        // A header of `label` alone would be a CSV without features: not taken for one.
+        line.contains(',').then_some(Format::Csv)
+    }
 }
 
-/// Loads a file of a known or guessed format (a missing CSV cell is an error).
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = Error;
+
+    /// Parses `csv`, `libsvm` or `idx` (any case); anything else is an
+    /// [`Error::InvalidParameter`] listing them.
+    fn from_str(s: &str) -> Result<Self> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| Error::InvalidParameter {
+                name: "format".into(),
+                value: s.to_string(),
+                expected: "one of csv, libsvm, idx".into(),
+            })
+    }
+}
+
+/// The magic of an IDX images file (unsigned bytes, 3 dimensions).
+const IDX_IMAGES_MAGIC: [u8; 4] = [0, 0, 8, 3];
+/// The magic of an IDX labels file (unsigned bytes, 1 dimension).
+const IDX_LABELS_MAGIC: [u8; 4] = [0, 0, 8, 1];
+/// Compression suffixes dropped from a file name before reading its format from it.
+const COMPRESSION_SUFFIXES: [&str; 3] = [".gz", ".bz2", ".xz"];
+
+fn strip_compression_suffix(name: &str) -> &str {
+    COMPRESSION_SUFFIXES
+        .iter()
+        .find_map(|s| name.strip_suffix(s))
+        .unwrap_or(name)
+}
+
+/// The first line of `bytes` that is neither blank nor a `#` comment (a UTF-8 byte-order mark
+/// dropped), as lossy UTF-8; `None` if there is none.
+fn first_data_line(bytes: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    bytes
+        .split(|&b| b == b'\n')
+        .map(String::from_utf8_lossy)
+        .find(|l| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with('#')
+        })
+}
+
+/// `index:value` with a positive integer index and a numeric value, or `qid:…` (the parser
+/// checks the query id).
+fn is_libsvm_token(tok: &str) -> bool {
+    let Some((i, v)) = tok.split_once(':') else {
+        return false;
+    };
+    i == "qid"
+        || (!i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()) && v.parse::<f64>().is_ok())
+}
+
+/// What the start of an unrecognised file looks like, for the error message: its first line
+/// (shortened) if that is printable text, else its first bytes in hex.
+fn describe_start(bytes: &[u8]) -> String {
+    const SHOWN: usize = 64;
+    let head = &bytes[..bytes.len().min(SHOWN)];
+    let line = head.split(|&b| b == b'\n').next().unwrap_or(head);
+    let cut = line.len() == head.len() && bytes.len() > head.len();
+    let text = match std::str::from_utf8(line) {
+        Ok(s) => Some(s),
+        // a character cut in two at the end of the shown bytes
+        Err(e) if cut && e.error_len().is_none() => {
+            std::str::from_utf8(&line[..e.valid_up_to()]).ok()
+        }
+        Err(_) => None,
+    };
+    match text {
+        Some(s)
+            if !s.trim().is_empty()
+                && !s.chars().any(|c| c.is_control() && c != '\t' && c != '\r') =>
+        {
+            let ellipsis = if cut { "…" } else { "" };
+            format!("starts with `{}{ellipsis}`", s.trim_end())
+        }
+        _ => {
+            let hex: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+            format!("starts with the bytes {}", hex.join(" "))
+        }
+    }
+}
+
+/// The format of a file whose name said nothing: [`Format::sniff`] on its (decompressed)
+/// content, else an error naming the file, what was tried and how to say the format.
+fn sniff_or_explain(bytes: &[u8], raw_compression: Compression, source: &str) -> Result<Format> {
+    if let Some(f) = Format::sniff(bytes) {
+        return Ok(f);
+    }
+    let decompressed = match raw_compression {
+        Compression::None => String::new(),
+        c => format!(" after {} decompression", c.name()),
+    };
+    let message = if bytes.starts_with(&IDX_LABELS_MAGIC) {
+        "this is an IDX labels file (magic 0x00000801): load the images file \
+         (`*-images-idx3-ubyte`, magic 0x00000803) instead; its labels file is found beside it"
+            .to_string()
+    } else {
+        format!(
+            "unknown file format: neither the name (.csv, .libsvm/.svm/.svmlight/.txt or \
+             *idx3-ubyte, each optionally .gz/.bz2/.xz) nor the content{decompressed} says which: \
+             it is not IDX images (magic 00 00 08 03), LIBSVM (`label index:value …`) or CSV (a \
+             header line with commas), it {}; pass --format csv|libsvm|idx to say which",
+            describe_start(bytes)
+        )
+    };
+    Err(Error::input(Location::source(source), message))
+}
+
+/// The IDX labels file for an images file: its name with `labels-idx1` in place of
+/// `images-idx3`, as is or with its compression suffix changed (`.gz`, `.bz2`, `.xz` or none:
+/// the content says the compression); an error naming what was expected when the name has no
+/// `images-idx3` or no such file exists.
+fn idx_labels_path(images: &Path, source: &str) -> Result<PathBuf> {
+    let name = images
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !name.contains("images-idx3") {
+        return Err(Error::input(
+            Location::source(source),
+            format!(
+                "IDX images need their labels file beside them, named as the images file with \
+                 `labels-idx1` in place of `images-idx3` (t10k-images-idx3-ubyte → \
+                 t10k-labels-idx1-ubyte), but `{name}` has no `images-idx3`: name the pair \
+                 NAME-images-idx3-ubyte and NAME-labels-idx1-ubyte (optionally .gz/.bz2/.xz)"
+            ),
+        ));
+    }
+    let labels = name.replace("images-idx3", "labels-idx1");
+    let stem = strip_compression_suffix(&labels);
+    let others = std::iter::once(stem.to_string())
+        .chain(COMPRESSION_SUFFIXES.iter().map(|s| format!("{stem}{s}")));
+    if let Some(found) = std::iter::once(labels.clone())
+        .chain(others.filter(|c| *c != labels))
+        .map(|c| images.with_file_name(c))
+        .find(|p| p.is_file())
+    {
+        return Ok(found);
+    }
+    Err(Error::NotFound {
+        path: images.with_file_name(&labels),
+        hint: format!(
+            "the IDX labels file must sit beside the images file; looked for {stem} with and \
+             without .gz/.bz2/.xz"
+        ),
+    })
+}
+
+/// Loads a file. Its format is `format` when given, else the one its name says
+/// ([`Format::from_path`]), else the one its content says ([`Format::sniff`]); gzip, bzip2 and xz
+/// are decompressed whatever the name ([`crate::read::decode`]). An IDX images file's labels
+/// file is found beside it (`…images-idx3…` → `…labels-idx1…`). When a format taken from the name
+/// does not parse and the content looks like another one, the error says so. A missing CSV cell
+/// is an error ([`load_path_with`] reads them).
 pub fn load_path(path: &Path, format: Option<Format>) -> Result<Dataset> {
     load_path_with(
         path,
@@ -280,8 +481,8 @@ pub fn load_path(path: &Path, format: Option<Format>) -> Result<Dataset> {
     )
 }
 
-/// Loads a file with [`ReadOptions`]: the format (else guessed), the missing-value tokens and
-/// policy of CSV files.
+/// [`load_path`] with [`ReadOptions`]: the format (else from the name, else from the content),
+/// the missing-value tokens and policy of CSV files.
 pub fn load_path_with(path: &Path, options: &ReadOptions) -> Result<Dataset> {
     let format = options.format;
     let source = path.display().to_string();
@@ -291,35 +492,49 @@ pub fn load_path_with(path: &Path, options: &ReadOptions) -> Result<Dataset> {
             hint: "no such file".into(),
         });
     }
-    let format = format.or_else(|| Format::from_path(path)).ok_or_else(|| {
-        Error::input(
-            bulwark_core::Location::source(source.clone()),
-            "unknown file format: expected .csv, .csv.gz, .libsvm/.svm/.txt or an MNIST *-idx3-ubyte[.gz] file",
-        )
-    })?;
-    match format {
-        Format::Csv => csvfile::parse_csv_with(&read_all(path)?, &source, options),
-        Format::Libsvm => libsvm::parse_libsvm(&read_all(path)?, &source, None),
+    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = decode(&raw, &source)?;
+    let (format, from_name) = match format {
+        Some(f) => (f, false),
+        None => match Format::from_path(path) {
+            Some(f) => (f, true),
+            None => (
+                sniff_or_explain(&bytes, Compression::detect(&raw), &source)?,
+                false,
+            ),
+        },
+    };
+    drop(raw);
+    let parsed = match format {
+        Format::Csv => csvfile::parse_csv_with(&bytes, &source, options),
+        Format::Libsvm => libsvm::parse_libsvm(&bytes, &source, None),
         Format::Idx => {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().replace("images-idx3", "labels-idx1"))
-                .unwrap_or_default();
-            let labels = path.with_file_name(name);
-            if !labels.exists() {
-                return Err(Error::NotFound {
-                    path: labels,
-                    hint: "the IDX labels file must sit beside the images file".into(),
-                });
-            }
+            let labels = idx_labels_path(path, &source)?;
             idx::parse_idx(
-                &read_all(path)?,
+                &bytes,
                 &source,
                 &read_all(&labels)?,
                 &labels.display().to_string(),
             )
         }
-    }
+    };
+    parsed.map_err(|e| match e {
+        Error::Input { location, message } if from_name => {
+            let hint = Format::sniff(&bytes)
+                .filter(|&f| f != format)
+                .map(|f| {
+                    format!(
+                        " (the name says {format} but the content looks like {f}: pass --format {f})"
+                    )
+                })
+                .unwrap_or_default();
+            Error::Input {
+                location,
+                message: message + &hint,
+            }
+        }
+        e => e,
+    })
 }
 
 /// Loads a built-in name or a path with the default [`ReadOptions`] (see [`load_with`]).
