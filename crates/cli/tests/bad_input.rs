@@ -94,6 +94,11 @@ fn every_bad_input_fails_cleanly() {
         {
             problems.push("more than one line on stderr".into());
         }
+        // every part of the message once: no `A: A` (an error and its cause saying the same)
+        let parts: Vec<&str> = err.trim_end().split(": ").collect();
+        if let Some(w) = parts.windows(2).find(|w| w[0] == w[1]) {
+            problems.push(format!("says `{}` twice in a row", w[0]));
+        }
         if !o.stdout.is_empty() {
             problems.push(format!(
                 "wrote to stdout: {}",

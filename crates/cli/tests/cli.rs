@@ -1,14 +1,8 @@
 //! The `bulwark` binary end to end: output snapshots and bad-input exits.
 
+mod common;
+use common::bulwark;
 use std::process::{Command, Output};
-
-fn bulwark(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bulwark"))
-        .args(args)
-        .env_remove("BULWARK_DATA")
-        .output()
-        .expect("run bulwark")
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

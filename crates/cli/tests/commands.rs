@@ -1,32 +1,10 @@
 //! `bulwark train / predict / eval / certify / attack / model / lp solve` end to end (bad inputs:
 //! the corpus run by `bad_input.rs`).
 
+mod common;
+use common::*;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn bulwark(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bulwark"))
-        .args(args)
-        .env_remove("BULWARK_DATA")
-        .output()
-        .expect("run bulwark")
-}
-
-fn ok_json(args: &[&str]) -> serde_json::Value {
-    let o = bulwark(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bulwark-commands-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
 
 #[test]
 fn train_eval_certify_attack_walkthrough() {

@@ -1,33 +1,10 @@
 //! Missing values end to end: a missing cell is a deleted feature (`bulwark_core::missing`) in
 //! `predict`, `eval`, `certify` and `attack`, and `train --missing error|drop|delete`.
 
+mod common;
+use common::*;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn bulwark(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bulwark"))
-        .args(args)
-        .env_remove("BULWARK_DATA")
-        .output()
-        .expect("run bulwark")
-}
-
-fn ok_json(args: &[&str]) -> serde_json::Value {
-    let o = bulwark(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bulwark-missing-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
 
 /// wdbc as CSV text, with about `rate` of its feature cells blanked (`''`, `NA` and `?` in turn,
 /// positions from a fixed xorshift stream); the blanked cells are written as `fill(j)` instead

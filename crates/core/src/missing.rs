@@ -22,6 +22,22 @@
 //! - **Training.** A learner fitted on records with masked cells fits them with those features
 //!   deleted (the constraint the DSX LP and O2B place on every feature they see), on the full
 //!   budget `N` — the guarantee then holds for `N` further deletions.
+//!
+//! ```
+//! use bulwark_core::{DecisionFunction, Dataset, DenseMatrix, LinearModel, MissingMask, Sign};
+//!
+//! // two records; the second misses feature 1 (its cell holds 0, the deleted value)
+//! let x = DenseMatrix::from_rows(&[vec![1.0, 2.0, 0.5], vec![1.0, 0.0, 0.5]])?;
+//! let data = Dataset::binary("toy", x, vec![Sign::Pos, Sign::Pos])?
+//!     .with_missing(MissingMask::from_rows(3, &[vec![], vec![1]])?)?;
+//! let model = LinearModel::try_new(vec![1.0, 1.0, -1.0], 0.0)?;
+//! // the score of a record with a missing feature is its score with that feature deleted
+//! assert_eq!(model.decision_all(data.features())?, vec![2.5, 0.5]);
+//! // and the feature's value is spent from the adversary's budget
+//! let mask = data.missing().unwrap();
+//! assert_eq!(mask.remaining_budget(1, &[1.0, 1.5, 1.0], 2.0), 0.5);
+//! # Ok::<(), bulwark_core::Error>(())
+//! ```
 
 use serde::{Deserialize, Serialize};
 
@@ -73,7 +89,7 @@ impl MissingMask {
             ));
         }
         for (i, w) in indptr.windows(2).enumerate() {
-            if w[0] > w[1] {
+            if w[0] > w[1] || w[1] > cols.len() {
                 return Err(Error::param(
                     "missing mask",
                     format!("row {}", i + 1),
