@@ -26,6 +26,8 @@ use bulwark_lp::LpProblem;
 
 #[path = "../tests/common/instance.rs"]
 mod instance;
+#[path = "../tests/common/log.rs"]
+mod log;
 use instance::instance;
 
 /// Free-format MPS of an LP with `l ≤ Ax` rows (the only kind LP (4) has) and column bounds.
@@ -254,19 +256,7 @@ fn main() {
         .backend(LpBackend::Structured);
     // LP_BENCH_LOG: iteration log on stderr
     let mut log = |it: &bulwark_lp::IterationInfo| {
-        eprintln!(
-            "{:3} pobj {:+.10e} dobj {:+.10e} pres {:.2e} dres {:.2e} gap {:.2e} mu {:.2e} sigma {:.2e} step {:.3} t {:.2}s",
-            it.iter,
-            it.pobj,
-            it.dobj,
-            it.pres,
-            it.dres,
-            it.gap,
-            it.mu,
-            it.sigma,
-            it.step,
-            it.seconds
-        );
+        eprintln!("{}", log::log_line(it));
         std::ops::ControlFlow::Continue(())
     };
     let mut progress: Option<bulwark_deletion::Progress<'_>> =
@@ -325,7 +315,7 @@ fn main() {
     let iters = fitted.report.iterations.unwrap_or(0);
     let xtdx = xtdx_seconds(m, n, 3);
     let json = format!(
-        "{{\"case\":\"{case}\",\"data\":{},\"solver\":{},\"fallbacks\":{},\"budget\":{budget},\"c\":{c},\"values\":\"uniform\",\"converged\":{},\"cpu_seconds\":{cpu_seconds:.3},\"cpu_per_wall\":{:.3},\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{}}}",
+        "{{\"case\":\"{case}\",\"data\":{},\"solver\":{},\"fallbacks\":{},\"budget\":{budget},\"c\":{c},\"values\":\"uniform\",\"converged\":{},\"cpu_seconds\":{cpu_seconds:.3},\"cpu_per_wall\":{:.3},\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{},\"refinements\":{}}}",
         json_str(&source),
         json_str(&solver),
         json_str(&fallbacks),
@@ -351,6 +341,12 @@ fn main() {
             .copied()
             .unwrap_or(f64::NAN),
         rayon::current_num_threads(),
+        fitted
+            .report
+            .details
+            .get("refinements")
+            .copied()
+            .unwrap_or(0.0),
     );
     std::fs::write(&out, &json).unwrap();
     println!("{json}");

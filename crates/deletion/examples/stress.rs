@@ -1,10 +1,24 @@
 //! Robustness sweep of the DSX IPM on small, sparse, high-dimensional subsets of MNIST pairs
 //! (development tool; reads mnist10k from the data directory). `STRESS_FALLBACKS=1` also prints each fit a
-//! fallback answered, with the reason the structured IPM stopped.
+//! fallback answered, with the reason the structured IPM stopped; `STRESS_CASE=NAME` runs one
+//! fit with its iteration log; `STRESS_REFINE=0` switches the final-phase refinement off.
 #![allow(clippy::print_stdout)]
 use bulwark_core::ParamGuard;
 use bulwark_data::{BinaryTask, binary_task, load};
 use bulwark_deletion::{DsxLpParams, FeatureValues};
+
+#[path = "../tests/common/log.rs"]
+mod log;
+
+/// The structured IPM's settings: the defaults, with `STRESS_REFINE=0` for the run without
+/// the final-phase refinement.
+fn settings() -> bulwark_deletion::DsxIpmSettings {
+    let mut s = bulwark_deletion::DsxIpmSettings::default();
+    if std::env::var("STRESS_REFINE").is_ok_and(|v| v == "0") {
+        s.dual_refinement = false;
+    }
+    s
+}
 
 fn main() {
     let dir = bulwark_data::data_dir(None);
@@ -41,22 +55,12 @@ fn main() {
                                 .c(c)
                                 .values(FeatureValues::Uniform)
                                 .tolerance(tol)
+                                .ipm_settings(settings())
                                 .check()
                                 .unwrap();
                             let mut log = |it: &bulwark_lp::IterationInfo| {
                                 if only.is_some() {
-                                    println!(
-                                        "{:3} pobj {:+.10e} dobj {:+.10e} pres {:.2e} dres {:.2e} gap {:.2e} mu {:.2e} sigma {:.2e} step {:.3}",
-                                        it.iter,
-                                        it.pobj,
-                                        it.dobj,
-                                        it.pres,
-                                        it.dres,
-                                        it.gap,
-                                        it.mu,
-                                        it.sigma,
-                                        it.step
-                                    );
+                                    println!("{}", log::log_line(it));
                                 }
                                 std::ops::ControlFlow::Continue(())
                             };

@@ -87,6 +87,7 @@ struct Run {
     dual_residual: f64,
     factor_seconds: f64,
     solve_seconds: f64,
+    refinements: u32,
 }
 
 impl Run {
@@ -146,6 +147,8 @@ pub struct SolveDiagnostics {
     pub factor_seconds: f64,
     /// Seconds in linear solves including refinement (structured IPM only, else 0).
     pub solve_seconds: f64,
+    /// Newton directions of the structured IPM refined on the dual equations.
+    pub refinements: u32,
     /// Number of LPs solved (1, or the chunk count).
     pub lps: usize,
     /// LP variables and rows of the (last) LP.
@@ -231,6 +234,7 @@ impl DsxLp {
                     dual_residual: out.dual_residual,
                     factor_seconds: out.factor_seconds,
                     solve_seconds: out.solve_seconds,
+                    refinements: out.refinements,
                 });
             }
             Attempt::Engine {
@@ -260,6 +264,7 @@ impl DsxLp {
             dual_residual: solution.dual_residual,
             factor_seconds: 0.0,
             solve_seconds: 0.0,
+            refinements: 0,
         })
     }
 
@@ -357,6 +362,7 @@ impl DsxLp {
             tolerance: self.tolerance,
             factor_seconds: 0.0,
             solve_seconds: 0.0,
+            refinements: 0,
             lps: parts.len(),
             lp_vars: 0,
             lp_rows: 0,
@@ -408,6 +414,7 @@ impl DsxLp {
                 .extend(answer.fallbacks.into_iter().map(chunk_label));
             diag.factor_seconds += sol.factor_seconds;
             diag.solve_seconds += sol.solve_seconds;
+            diag.refinements += sol.refinements;
             diag.lp_vars = layout.num_vars();
             diag.lp_rows = layout.num_rows();
         }
@@ -489,6 +496,7 @@ impl DsxLpParams {
             ("lp_rows", d.lp_rows as f64),
             ("factor_seconds", d.factor_seconds),
             ("solve_seconds", d.solve_seconds),
+            ("refinements", f64::from(d.refinements)),
         ] {
             report.details.insert(k.into(), v);
         }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use bulwark_lp::{IterationInfo, Status};
 
+use super::refine::Refinement;
 use super::residuals::Termination;
 use super::{DsxIpm, IpmOptions, IpmOutcome, Progress};
 use crate::error::Result;
@@ -44,6 +45,7 @@ impl DsxIpm<'_> {
         let reason;
         let mut last;
         let mut stop = Termination::new(opts, &self.settings);
+        let mut refine = Refinement::default();
         loop {
             let ((pobj, dobj, pres, dres, gap), comp) = self.residuals();
             let mu = (comp + self.box_complementarity(None)) / npairs;
@@ -116,7 +118,17 @@ impl DsxIpm<'_> {
                     break;
                 }
             };
-            let (ap, ad) = self.gondzio_correctors(ap, ad, target, tol);
+            let (mut ap, mut ad) = self.gondzio_correctors(ap, ad, target, tol);
+            if refine.now(&self.settings, opts.tolerance, (pres, dres, gap)) {
+                match self.refine_dual(tol, opts.tolerance, (ap, ad)) {
+                    Ok(steps) => (ap, ad) = steps,
+                    Err(e) => {
+                        status = Status::NumericalError;
+                        reason = Some(format!("refinement solve failed: {e}"));
+                        break;
+                    }
+                }
+            }
             let eta = self.settings.step_fraction;
             let (ap, ad) = ((eta * ap).min(1.0), (eta * ad).min(1.0));
             step = ap.min(ad);
@@ -125,6 +137,7 @@ impl DsxIpm<'_> {
                 break;
             }
             self.take_step(ap, ad);
+            refine.stepped(dres, ad);
         }
         let (pobj, dobj, pres, dres, gap) = last;
         Ok(IpmOutcome {
@@ -144,6 +157,7 @@ impl DsxIpm<'_> {
             solve_seconds: self.solve_seconds,
             seconds: start.elapsed().as_secs_f64(),
             correctors: self.correctors,
+            refinements: self.refinements,
             reason,
         })
     }

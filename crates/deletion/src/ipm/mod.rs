@@ -30,7 +30,11 @@
 //! `Gᵀ Θ G + D` is the block-arrow matrix `H` of `dsx-normal-equations.md`, factored once per
 //! iteration in `O(Σ|S_i|²)` (DSX eqs. (16)–(21)) and used for the predictor and the corrector;
 //! each solve is refined by preconditioned CG against the exact operator
-//! ([`DsxSystem::solve_refined`]) when the direct solve is not accurate enough.
+//! ([`DsxSystem::solve_refined`]) when the direct solve is not accurate enough. Near the optimum
+//! that refinement stalls at a relative residual of 1e-7–1e-5 (the rounding floor of computing
+//! `H z` itself), all of it in the dual equation; in the final phase the direction is then
+//! refined on the dual equations in the original space (`refine`), which the same factorisation
+//! does to full accuracy because the defect it solves for is small.
 //!
 //! Predictor `σ = 0`; corrector `σ = (μ_aff/μ)⁶` while both residuals are below the gap,
 //! Mehrotra's `(μ_aff/μ)³` otherwise ([`DsxIpmSettings::sigma_power`]: the cube alone is too
@@ -68,6 +72,7 @@
 //! - `normal_equations`: the scalings, the factorisation of `H` and the refined solves;
 //! - `newton`: the right-hand sides and the recovery of a Newton direction;
 //! - `centring`: the σ rule, Mehrotra's second-order term and Gondzio's correctors;
+//! - `refine`: refinement of a direction on the dual equations in the final phase;
 //! - `residuals`: residuals, complementarity and the termination tests;
 //! - `step`: ratio tests and the update of the iterate;
 //! - `parallel`, `kernels`: the per-example blocks and the vectorised reductions;
@@ -79,6 +84,7 @@ mod kernels;
 mod newton;
 mod normal_equations;
 mod parallel;
+mod refine;
 mod residuals;
 pub mod settings;
 mod step;
@@ -129,6 +135,8 @@ pub struct IpmOutcome {
     pub seconds: f64,
     /// Gondzio centrality correctors kept (total over the iterations).
     pub correctors: u32,
+    /// Directions refined on the dual equations (`refine`; total over the iterations).
+    pub refinements: u32,
     /// Why the run stopped when it is not optimal.
     pub reason: Option<String>,
 }
@@ -248,6 +256,8 @@ pub(crate) struct DsxIpm<'a> {
     clean_factor: bool,
     /// Correctors kept (total).
     correctors: u32,
+    /// Directions refined on the dual equations.
+    refinements: u32,
     /// The primal residual is at rounding level ([`DsxIpmSettings::primal_rounding`]): the
     /// Newton steps take it as zero and do not read it.
     rp_zero: bool,
@@ -385,6 +395,7 @@ impl<'a> DsxIpm<'a> {
             checked_solve: false,
             clean_factor: false,
             correctors: 0,
+            refinements: 0,
             rp_zero: false,
         })
     }

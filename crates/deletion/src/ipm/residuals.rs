@@ -172,6 +172,10 @@ impl DsxIpm<'_> {
 pub(super) struct Termination {
     opts: IpmOptions,
     divergence_factor: f64,
+    /// The gap below which a growing dual residual stops the run: the tolerance, or the
+    /// final phase of the refinement (`refine_within` times it) when refinement is on — once
+    /// refinement cannot hold the dual residual, the directions are no longer reliable.
+    divergence_gap: f64,
     stall_step: f64,
     max_stalls: u32,
     /// Smallest dual residual seen (for the divergence test).
@@ -188,6 +192,11 @@ impl Termination {
         Self {
             opts,
             divergence_factor: settings.divergence_factor,
+            divergence_gap: if settings.dual_refinement {
+                opts.tolerance * settings.refine_within.max(1.0)
+            } else {
+                opts.tolerance
+            },
             stall_step: settings.stall_step,
             max_stalls: settings.max_stalls,
             best_dres: f64::INFINITY,
@@ -210,12 +219,16 @@ impl Termination {
         if pres <= tol && dres <= tol && gap <= tol {
             return Some((Status::Optimal, None));
         }
-        // Final-phase breakdown: the gap and the primal residual have converged but the dual
-        // residual, stuck near the tolerance, grows again as `H` becomes too ill-conditioned
-        // for the solves (tiny sparse fits of the `stress` sweep). Further iterations only make
-        // it worse: stop now, so the caller's fallback starts at once.
+        // Final-phase breakdown: the gap and the primal residual have (nearly) converged but the
+        // dual residual grows again as `H` becomes too ill-conditioned for the solves, and
+        // (with refinement) refinement could not hold it (tiny sparse fits of the `stress`
+        // sweep). Further iterations only make it worse: stop now, so the caller's fallback
+        // starts at once.
         let best = self.best_dres;
-        if gap <= tol && pres <= tol && dres > self.divergence_factor * best.max(tol) {
+        if gap <= self.divergence_gap
+            && pres <= tol
+            && dres > self.divergence_factor * best.max(tol)
+        {
             let reason =
                 format!("dual residual diverging at the optimum ({dres:.2e}, best {best:.2e})");
             return Some((Status::NumericalError, Some(reason)));

@@ -29,6 +29,20 @@ pub struct DsxIpmSettings {
     pub sigma_power: i32,
     /// Mehrotra's centring exponent, used while an infeasibility exceeds the gap (default 3).
     pub mehrotra_power: i32,
+    /// Refine the Newton direction on the dual equations in the final phase (default `true`;
+    /// `refine` in `src/ipm/`): near the optimum the normal equations' solves reach a relative
+    /// residual of only 1e-7–1e-5, all of it in the dual equation, and the dual residual grew
+    /// instead of converging (the "dual residual diverging at the optimum" fallbacks).
+    pub dual_refinement: bool,
+    /// Refinement starts once the primal residual has converged and both the gap and the dual
+    /// residual are within this many times the tolerance (default 10) ...
+    pub refine_within: f64,
+    /// ... or from the first iteration whose dual residual exceeds this many times what the
+    /// dual step promised, `(1 − α_D)` times the previous one (default 2).
+    pub refine_lag: f64,
+    /// Most refinement rounds per direction (default 3); a round is kept only when it halves
+    /// the defect of the dual equation.
+    pub max_refinements: usize,
     /// Most Gondzio centrality correctors per iteration (default 2; 0 disables them).
     pub max_correctors: usize,
     /// Correctors are used on an LP only when the cost model estimates one factorisation at
@@ -99,6 +113,10 @@ impl Default for DsxIpmSettings {
             step_fraction: 0.99,
             sigma_power: 6,
             mehrotra_power: 3,
+            dual_refinement: true,
+            refine_within: 10.0,
+            refine_lag: 2.0,
+            max_refinements: 3,
             max_correctors: 2,
             corrector_cost_ratio: 4.0,
             corrector_trigger: 0.35,
@@ -177,6 +195,18 @@ impl DsxIpmSettings {
                 return Err(bad(field, p, "must lie in 1..=64"));
             }
         }
+        rule(
+            "refine_within",
+            self.refine_within,
+            finite_nonneg,
+            "must be finite and >= 0",
+        )?;
+        rule(
+            "refine_lag",
+            self.refine_lag,
+            |v| v >= 1.0 && v.is_finite(),
+            "must be finite and >= 1",
+        )?;
         let ratio = self.corrector_cost_ratio;
         rule("corrector_cost_ratio", ratio, |v| v >= 0.0, "must be >= 0")?;
         let (trigger, inc) = (self.corrector_trigger, self.corrector_step_increase);
@@ -315,6 +345,10 @@ impl DsxIpmSettingsBuilder {
         step_fraction: f64,
         sigma_power: i32,
         mehrotra_power: i32,
+        dual_refinement: bool,
+        refine_within: f64,
+        refine_lag: f64,
+        max_refinements: usize,
         max_correctors: usize,
         corrector_cost_ratio: f64,
         corrector_trigger: f64,
@@ -363,6 +397,8 @@ mod tests {
         let b = DsxIpmSettings::builder;
         assert_eq!(field(b().step_fraction(1.0)), "step_fraction");
         assert_eq!(field(b().sigma_power(0)), "sigma_power");
+        assert_eq!(field(b().refine_lag(0.5)), "refine_lag");
+        assert_eq!(field(b().refine_within(f64::NAN)), "refine_within");
         assert_eq!(field(b().max_iter(Some(0))), "max_iter");
         assert_eq!(field(b().corrector_beta_min(0.0)), "corrector_beta_min");
         assert_eq!(field(b().corrector_beta_max(0.5)), "corrector_beta_max");

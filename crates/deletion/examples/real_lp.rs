@@ -1,0 +1,138 @@
+//! LP (4) on a binary task of a real data set, for studying the structured IPM on real data
+//! (development tool).
+//!
+//! `real_lp <data> <A,B|A> [per_class] [N] [C]`: a built-in name or a file (e.g. Fashion-MNIST's
+//! `train-images-idx3-ubyte.gz`), the pair `A,B` (or `A` against the rest), the first
+//! `per_class` examples of each class (0: all), min-max scaling, uniform values, budget `N`
+//! (default 50) and box `C` (default 1), the structured IPM alone (no fallback). Prints the
+//! solver, iterations, seconds, objective, peak RSS and the count of refined directions.
+//! `LOG=1` prints the iteration log on stderr; `START`, `ETA`, `SIGMA`, `MEHR`, `MAXCORR`,
+//! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG` and `ROUNDS`
+//! override the `DsxIpmSettings` fields of the same meaning.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::time::Instant;
+
+use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load};
+use bulwark_deletion::{DsxLpParams, FeatureValues, LpBackend};
+
+#[path = "../tests/common/log.rs"]
+mod log;
+fn main() {
+    let a: Vec<String> = std::env::args().skip(1).collect();
+    let (raw, _) = load(&a[0], None).unwrap();
+    let task = match a[1].split_once(',') {
+        Some((x, y)) => BinaryTask::Pair(x.into(), y.into()),
+        None => BinaryTask::Positive(a[1].clone()),
+    };
+    let mut d = binary_task(&raw, &task).unwrap();
+    if let Some(k) = a
+        .get(2)
+        .and_then(|s| s.parse::<usize>().ok())
+        .filter(|&k| k > 0)
+    {
+        let y = d.binary_labels().unwrap().to_vec();
+        let (mut p, mut q) = (0, 0);
+        let idx: Vec<usize> = (0..d.len())
+            .filter(|&i| {
+                let c = if y[i].as_f64() > 0.0 { &mut p } else { &mut q };
+                *c += 1;
+                *c <= k
+            })
+            .collect();
+        d = d.select(&idx);
+    }
+    let s = Scaler::fit(&d, ScalingKind::MinMax).unwrap();
+    let d = s.transform(&d).unwrap();
+    let n_budget: f64 = a.get(3).map_or(50.0, |s| s.parse().unwrap());
+    let c: f64 = a.get(4).map_or(1.0, |s| s.parse().unwrap());
+    let mut st = bulwark_deletion::DsxIpmSettings::default();
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
+    if let Some(v) = env("START") {
+        st.start = v;
+    }
+    if let Some(v) = env("ETA") {
+        st.step_fraction = v;
+    }
+    if let Some(v) = env("SIGMA") {
+        st.sigma_power = v as i32;
+    }
+    if let Some(v) = env("MEHR") {
+        st.mehrotra_power = v as i32;
+    }
+    if let Some(v) = env("MAXCORR") {
+        st.max_correctors = v as usize;
+    }
+    if let Some(v) = env("TRIGGER") {
+        st.corrector_trigger = v;
+    }
+    if let Some(v) = env("COST") {
+        st.corrector_cost_ratio = v;
+    }
+    if let Some(v) = env("BMIN") {
+        st.corrector_beta_min = v;
+    }
+    if let Some(v) = env("BMAX") {
+        st.corrector_beta_max = v;
+    }
+    if let Some(v) = env("DELTA") {
+        st.corrector_step_increase = v;
+    }
+    if let Some(v) = env("REFINE") {
+        st.dual_refinement = v != 0.0;
+    }
+    if let Some(v) = env("WITHIN") {
+        st.refine_within = v;
+    }
+    if let Some(v) = env("LAG") {
+        st.refine_lag = v;
+    }
+    if let Some(v) = env("ROUNDS") {
+        st.max_refinements = v as usize;
+    }
+    let params = DsxLpParams::new()
+        .budget(n_budget)
+        .c(c)
+        .values(FeatureValues::Uniform)
+        .backend(LpBackend::Structured)
+        .fallback(false)
+        .ipm_settings(st);
+    let mut log = |it: &bulwark_lp::IterationInfo| {
+        eprintln!("{}", log::log_line(it));
+        std::ops::ControlFlow::Continue(())
+    };
+    let progress: Option<bulwark_deletion::Progress<'_>> =
+        std::env::var_os("LOG").map(|_| &mut log as _);
+    let t = Instant::now();
+    let f = match params.fit_with_progress(&d, progress) {
+        Ok(f) => f,
+        Err(e) => {
+            println!(
+                "m {} FAILED after {:.2}s: {e}",
+                d.len(),
+                t.elapsed().as_secs_f64()
+            );
+            return;
+        }
+    };
+    let rss = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(String::from)
+        })
+        .unwrap_or_default();
+    println!(
+        "m {} n {} N {n_budget} C {c}: {} it {:?} {:.2}s obj {:?} {} | {} | refined {:?}",
+        d.len(),
+        d.n_features(),
+        f.report.solver,
+        f.report.iterations,
+        t.elapsed().as_secs_f64(),
+        f.report.objective,
+        f.report.fallbacks.join("; "),
+        rss.split_whitespace().collect::<Vec<_>>().join(" "),
+        f.report.details.get("refinements")
+    );
+}
