@@ -135,9 +135,27 @@ impl Learner for LpLearner {
         let fitted = match progress {
             None => params.fit_with_progress(data, None),
             Some(cb) => {
+                // a solve that starts again from iteration 0 is the next solver of the fallback
+                // chain (or, with chunks, the next chunk's LP): the bar says which, so a long
+                // fallback is not mistaken for the structured IPM (the reason is reported with
+                // the fit)
+                let chunked = p.count_opt("chunks")?.is_some();
+                let (mut runs, mut last) = (1u32, 0u32);
                 let mut adapt = |info: &IterationInfo| -> ControlFlow<()> {
+                    if info.iter < last {
+                        runs += 1;
+                    }
+                    last = info.iter;
+                    let what = match (chunked, runs) {
+                        (true, k) => format!("LP (4), LP {k} of the chunks"),
+                        (false, 1) => "LP (4), structured interior point".to_string(),
+                        (false, k) => format!(
+                            "LP (4), fallback solver {} (the structured IPM stopped; why is reported at the end)",
+                            k - 1
+                        ),
+                    };
                     cb(&format!(
-                        "LP (4) interior point: iteration {}, gap {:.1e}, primal res {:.1e}",
+                        "{what}: iteration {}, gap {:.1e}, primal res {:.1e}",
                         info.iter, info.gap, info.pres
                     ))
                 };

@@ -67,7 +67,22 @@ fn the_lp_reports_the_structured_ipm_and_its_tolerance() {
     assert!(f.report.reached.unwrap() <= 1e-8);
     // an IPM held to 3 iterations cannot converge: the fallback answers and says so
     let given = given.with("ipm_max_iter", ParamValue::Count(3));
-    let f = registry::train(lp, &data, &given, None).unwrap();
+    // the progress messages say when the fallback took over
+    let mut messages = Vec::new();
+    let mut progress = |m: &str| {
+        messages.push(m.to_string());
+        std::ops::ControlFlow::Continue(())
+    };
+    let f = registry::train(lp, &data, &given, Some(&mut progress)).unwrap();
+    assert!(
+        messages[0].starts_with("LP (4), structured interior point: iteration 0"),
+        "{messages:?}"
+    );
+    let first_fallback = messages
+        .iter()
+        .position(|m| m.starts_with("LP (4), fallback solver 1 (the structured IPM stopped"))
+        .expect("a fallback message");
+    assert_eq!(first_fallback, 4, "{messages:?}"); // iterations 0..=3 of the IPM first
     assert_ne!(f.report.solver, "dsx-ipm");
     assert!(f.report.fell_back(), "{:?}", f.report);
     assert!(
