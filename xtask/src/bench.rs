@@ -48,7 +48,7 @@ const ISSUE_CLARABEL_SECONDS_MNIST: f64 = 631.0;
 const TARGET_RSS_MIB: f64 = 1024.0;
 const TARGET_ITERATION_OVER_XTDX: f64 = 4.0;
 
-const USAGE: &str = "usage: cargo xtask bench lp [--no-highs] [--no-mnist] [--clarabel]";
+const USAGE: &str = "usage: cargo xtask bench lp [--no-highs] [--no-mnist] [--clarabel]\n       cargo xtask bench sweep [--no-fashion]";
 
 /// One case of the benchmark.
 struct Case {
@@ -110,7 +110,7 @@ fn run_ours(root: &Path, case: &str, threads: usize, repeat: usize) -> Result<Ru
     Ok(Run { json })
 }
 
-fn cargo() -> String {
+pub(crate) fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
@@ -312,7 +312,7 @@ fn raw(json: &str, key: &str) -> Option<String> {
     Some(rest[..end].trim().to_string())
 }
 
-fn num(json: &str, key: &str) -> f64 {
+pub(crate) fn num(json: &str, key: &str) -> f64 {
     raw(json, key)
         .and_then(|s| s.parse().ok())
         .unwrap_or(f64::NAN)
@@ -320,7 +320,7 @@ fn num(json: &str, key: &str) -> f64 {
 
 /// A JSON string field, unescaped (`\"`, `\\`, `\n`, `\uXXXX`); `None` if absent or not a
 /// string.
-fn text(json: &str, key: &str) -> Option<String> {
+pub(crate) fn text(json: &str, key: &str) -> Option<String> {
     let k = format!("\"{key}\":");
     let start = json.find(&k)? + k.len();
     let mut chars = json[start..].trim_start().chars();
@@ -368,6 +368,9 @@ fn cell(s: &str) -> String {
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
+    if args.first().map(String::as_str) == Some("sweep") {
+        return crate::sweep::run(args);
+    }
     if args.first().map(String::as_str) != Some("lp") {
         return Err(USAGE.into());
     }
@@ -727,7 +730,7 @@ fn mnist_table(md: &mut String, ours: &[&Run]) {
 }
 
 /// Where and when this run happened: date, commit, machine, command.
-fn provenance(root: &Path, args: &[String]) -> String {
+pub(crate) fn provenance(root: &Path, args: &[String]) -> String {
     let git = |a: &[&str]| {
         Command::new("git")
             .args(a)

@@ -2,31 +2,16 @@
 //! phase, where the normal equations' solves are least accurate.
 
 use bulwark_core::{Dataset, Fit};
-use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load};
+use bulwark_data::load;
 use bulwark_deletion::{DsxIpmSettings, DsxLpParams, FeatureValues};
+
+#[path = "common/pairs.rs"]
+mod pairs;
 
 /// The first `per_class` examples of each digit of a pair of the MNIST test set, min-max scaled.
 fn mnist_pair(a: &str, b: &str, per_class: usize) -> Dataset {
     let (raw, _) = load("mnist10k", None).expect("mnist10k in the repository's data folder");
-    let task = binary_task(&raw, &BinaryTask::Pair(a.into(), b.into())).unwrap();
-    let y = task.binary_labels().unwrap();
-    let (mut pos, mut neg) = (0, 0);
-    let idx: Vec<usize> = (0..task.len())
-        .filter(|&i| {
-            let c = if y[i].as_f64() > 0.0 {
-                &mut pos
-            } else {
-                &mut neg
-            };
-            *c += 1;
-            *c <= per_class
-        })
-        .collect();
-    let d = task.select(&idx);
-    Scaler::fit(&d, ScalingKind::MinMax)
-        .unwrap()
-        .transform(&d)
-        .unwrap()
+    pairs::first_of_pair(&raw, a, b, per_class)
 }
 
 fn params(refine: bool) -> DsxLpParams {
