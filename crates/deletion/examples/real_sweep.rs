@@ -7,7 +7,8 @@
 //! Fashion-MNIST training pairs T-shirt/shirt (0, 6), pullover/coat (2, 4) and sandal/sneaker
 //! (5, 7); the first `per_class` images of each class, min-max scaling, uniform values;
 //! `N ∈ {10, 50}` (USPS, 256 features: `{5, 20}`) and `C ∈ {0.1, 1, 10}`. `SWEEP_REFINE=0`
-//! switches the final-phase refinement off.
+//! switches the final-phase refinement off; `SWEEP_WITHIN=k` starts it within `k` times the
+//! tolerance.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::Write;
@@ -64,10 +65,13 @@ fn main() {
         });
     }
     // `SWEEP_REFINE=0`: without the final-phase refinement (for comparison)
-    let settings = DsxIpmSettings::builder()
-        .dual_refinement(std::env::var("SWEEP_REFINE").map_or(true, |v| v != "0"))
-        .build()
-        .expect("settings");
+    let mut builder = DsxIpmSettings::builder()
+        .dual_refinement(std::env::var("SWEEP_REFINE").map_or(true, |v| v != "0"));
+    // `SWEEP_WITHIN=k`: refinement from within k times the tolerance
+    if let Some(k) = std::env::var("SWEEP_WITHIN").ok().and_then(|v| v.parse().ok()) {
+        builder = builder.refine_within(k);
+    }
+    let settings = builder.build().expect("settings");
     let mut file = std::fs::File::create(out).expect("output file");
     for set in &sets {
         for (a, b) in &set.pairs {
