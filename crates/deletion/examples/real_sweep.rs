@@ -68,7 +68,10 @@ fn main() {
     let mut builder = DsxIpmSettings::builder()
         .dual_refinement(std::env::var("SWEEP_REFINE").map_or(true, |v| v != "0"));
     // `SWEEP_WITHIN=k`: refinement from within k times the tolerance
-    if let Some(k) = std::env::var("SWEEP_WITHIN").ok().and_then(|v| v.parse().ok()) {
+    if let Some(k) = std::env::var("SWEEP_WITHIN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
         builder = builder.refine_within(k);
     }
     let settings = builder.build().expect("settings");
