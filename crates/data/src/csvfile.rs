@@ -131,7 +131,7 @@ pub fn parse_csv_with(bytes: &[u8], source: &str, options: &ReadOptions) -> Resu
                     loc(),
                     format!(
                         "expected a number or a missing-value token ({}), found `{}`",
-                        token_list(options),
+                        options.describe_tokens(),
                         truncate(cell)
                     ),
                 )
@@ -196,13 +196,6 @@ fn line_at(bytes: &[u8], byte: u64) -> usize {
         end += 1;
     }
     bytes[..end].iter().filter(|&&b| b == b'\n').count() + 1
-}
-
-/// The missing-value tokens in words, for messages.
-fn token_list(options: &ReadOptions) -> String {
-    let mut t: Vec<String> = vec!["empty".into(), "NA".into(), "NaN".into(), "?".into()];
-    t.extend(options.missing_tokens.iter().map(|s| format!("`{s}`")));
-    t.join(", ")
 }
 
 fn preview(h: &csv::StringRecord) -> String {

@@ -81,10 +81,19 @@ impl ReadOptions {
     }
     /// Whether a (trimmed) CSV cell is a missing-value token.
     pub fn is_missing_token(&self, cell: &str) -> bool {
-        cell.is_empty()
-            || cell == "?"
-            || cell.eq_ignore_ascii_case("NA")
-            || cell.eq_ignore_ascii_case("NaN")
+        MISSING_TOKENS.iter().any(|t| cell.eq_ignore_ascii_case(t))
             || self.missing_tokens.iter().any(|t| t == cell)
+    }
+    /// The missing-value tokens in words, for messages: `empty, NA, NaN, ?` and the user's.
+    pub fn describe_tokens(&self) -> String {
+        let builtin = MISSING_TOKENS.iter().map(|t| {
+            if t.is_empty() {
+                "empty".into()
+            } else {
+                t.to_string()
+            }
+        });
+        let user = self.missing_tokens.iter().map(|s| format!("`{s}`"));
+        builtin.chain(user).collect::<Vec<_>>().join(", ")
     }
 }

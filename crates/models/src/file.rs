@@ -411,6 +411,13 @@ impl ModelFile {
         self.hyper_parameters.floats("feature_values").ok()
     }
 
+    /// The feature values of the deletion budget the model was trained for, else uniform
+    /// (`v_j = 1` for each of its features): the values its attacks and certificates use.
+    pub fn budget_values(&self) -> Vec<f64> {
+        self.feature_values()
+            .map_or_else(|| vec![1.0; self.n_features], <[f64]>::to_vec)
+    }
+
     /// The deletion budget `N` the model was trained for, if its learner takes one.
     pub fn budget(&self) -> Option<f64> {
         self.hyper_parameters.float("budget").ok()

@@ -101,10 +101,7 @@ fn prepare_common(
 /// Resolves `--values`; `model` takes the values stored in the model file (else uniform).
 fn values(common: &EvalData, file: &ModelFile, data: &Dataset) -> anyhow::Result<Vec<f64>> {
     if common.values == "model" {
-        return Ok(file
-            .feature_values()
-            .map(<[f64]>::to_vec)
-            .unwrap_or_else(|| vec![1.0; data.n_features()]));
+        return Ok(file.budget_values());
     }
     Ok(feature_values(&common.values, data)?)
 }

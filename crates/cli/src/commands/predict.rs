@@ -72,10 +72,7 @@ pub(crate) fn run(
     let labels = data.binary_labels()?;
     let names = data.class_names();
     // JSON only: missing features, their value, and the certificate at the remaining budget
-    let values = file
-        .feature_values()
-        .map(<[f64]>::to_vec)
-        .unwrap_or_else(|| vec![1.0; data.n_features()]);
+    let values = file.budget_values();
     let certificate = match file.budget() {
         Some(n) if args.json => {
             let opts = CertifyOptions {
