@@ -202,12 +202,6 @@ fn count_errors<M: Classifier + ?Sized>(model: &M, data: &Dataset) -> Result<usi
         .count())
 }
 
-/// Records with at least one missing cell.
-fn missing_records(data: &Dataset) -> usize {
-    data.missing()
-        .map_or(0, bulwark_core::MissingMask::incomplete_rows)
-}
-
 fn check_nonempty(data: &Dataset) -> Result<()> {
     if data.is_empty() {
         Err(Error::param("data", "empty", "at least one example"))
@@ -241,7 +235,7 @@ pub fn evaluate<M: Linear + ?Sized>(
         clean_error: count_errors(model, data)? as f64 / m as f64,
         touched: Some(out.touched),
         incomplete: out.incomplete,
-        missing_records: missing_records(data),
+        missing_records: data.incomplete_records(),
     })
 }
 
@@ -282,7 +276,7 @@ pub fn evaluate_attack<M: Classifier + ?Sized, A: TestTimeAttack<M> + ?Sized>(
         clean_error: count_errors(model, data)? as f64 / m as f64,
         touched: None,
         incomplete: 0,
-        missing_records: missing_records(data),
+        missing_records: data.incomplete_records(),
     })
 }
 
@@ -504,7 +498,7 @@ pub fn certify_with<M: Linear + ?Sized>(
         n_robust: robust,
         n_undecided: undecided,
         node_limit: options.node_limit,
-        missing_records: missing_records(data),
+        missing_records: data.incomplete_records(),
         per_example,
     })
 }

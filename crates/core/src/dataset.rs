@@ -260,6 +260,12 @@ impl Dataset {
     pub fn n_missing(&self) -> usize {
         self.missing.as_ref().map_or(0, MissingMask::count)
     }
+    /// Number of records with at least one missing cell.
+    pub fn incomplete_records(&self) -> usize {
+        self.missing
+            .as_ref()
+            .map_or(0, MissingMask::incomplete_rows)
+    }
     /// The records without any missing cell (weights follow) and the number removed.
     pub fn drop_incomplete(&self) -> (Self, usize) {
         let Some(mask) = &self.missing else {

@@ -13,11 +13,13 @@
 
 use std::time::Instant;
 
-use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load};
+use bulwark_data::{BinaryTask, load};
 use bulwark_deletion::{DsxLpParams, FeatureValues, LpBackend};
 
 #[path = "../tests/common/log.rs"]
 mod log;
+#[path = "../tests/common/pairs.rs"]
+mod pairs;
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
     let (raw, _) = load(&a[0], None).unwrap();
@@ -25,25 +27,11 @@ fn main() {
         Some((x, y)) => BinaryTask::Pair(x.into(), y.into()),
         None => BinaryTask::Positive(a[1].clone()),
     };
-    let mut d = binary_task(&raw, &task).unwrap();
-    if let Some(k) = a
+    let per_class = a
         .get(2)
         .and_then(|s| s.parse::<usize>().ok())
-        .filter(|&k| k > 0)
-    {
-        let y = d.binary_labels().unwrap().to_vec();
-        let (mut p, mut q) = (0, 0);
-        let idx: Vec<usize> = (0..d.len())
-            .filter(|&i| {
-                let c = if y[i].as_f64() > 0.0 { &mut p } else { &mut q };
-                *c += 1;
-                *c <= k
-            })
-            .collect();
-        d = d.select(&idx);
-    }
-    let s = Scaler::fit(&d, ScalingKind::MinMax).unwrap();
-    let d = s.transform(&d).unwrap();
+        .filter(|&k| k > 0);
+    let d = pairs::first_per_class(&raw, &task, per_class);
     let n_budget: f64 = a.get(3).map_or(50.0, |s| s.parse().unwrap());
     let c: f64 = a.get(4).map_or(1.0, |s| s.parse().unwrap());
     let mut st = bulwark_deletion::DsxIpmSettings::default();

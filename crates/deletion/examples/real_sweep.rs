@@ -15,7 +15,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use bulwark_core::Dataset;
-use bulwark_data::load;
+use bulwark_data::{BinaryTask, load};
 use bulwark_deletion::{DsxIpmSettings, DsxLpParams, FeatureValues};
 
 #[path = "../tests/common/pairs.rs"]
@@ -78,7 +78,11 @@ fn main() {
     let mut file = std::fs::File::create(out).expect("output file");
     for set in &sets {
         for (a, b) in &set.pairs {
-            let data = pairs::first_of_pair(&set.raw, a, b, set.per_class);
+            let data = pairs::first_per_class(
+                &set.raw,
+                &BinaryTask::Pair((*a).into(), (*b).into()),
+                Some(set.per_class),
+            );
             for n_budget in &set.budgets {
                 for c in [0.1, 1.0, 10.0] {
                     let params = DsxLpParams::new()

@@ -2,7 +2,7 @@
 //! phase, where the normal equations' solves are least accurate.
 
 use bulwark_core::{Dataset, Fit};
-use bulwark_data::load;
+use bulwark_data::{BinaryTask, load};
 use bulwark_deletion::{DsxIpmSettings, DsxLpParams, FeatureValues};
 
 #[path = "common/pairs.rs"]
@@ -11,7 +11,7 @@ mod pairs;
 /// The first `per_class` examples of each digit of a pair of the MNIST test set, min-max scaled.
 fn mnist_pair(a: &str, b: &str, per_class: usize) -> Dataset {
     let (raw, _) = load("mnist10k", None).expect("mnist10k in the repository's data folder");
-    pairs::first_of_pair(&raw, a, b, per_class)
+    pairs::first_per_class(&raw, &BinaryTask::Pair(a.into(), b.into()), Some(per_class))
 }
 
 fn params(refine: bool) -> DsxLpParams {

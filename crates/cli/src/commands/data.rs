@@ -51,7 +51,7 @@ pub(crate) fn info(
         nnz,
         density: nnz as f64 / cells as f64,
         missing_cells: d.n_missing(),
-        missing_records: d.missing().map_or(0, |m| m.incomplete_rows()),
+        missing_records: d.incomplete_records(),
     };
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &info)?;

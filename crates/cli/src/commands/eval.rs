@@ -253,7 +253,7 @@ fn eval_curve(
         seed: args.seed,
         n_examples: data.len(),
         clean_error: points.first().map_or(0.0, |p| p.clean_error),
-        missing_records: data.missing().map_or(0, |m| m.incomplete_rows()),
+        missing_records: data.incomplete_records(),
         points,
     };
     if args.common.json {

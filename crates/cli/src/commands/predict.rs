@@ -119,7 +119,7 @@ pub(crate) fn run(
         data: &args.data,
         n_examples: predictions.len(),
         error: wrong as f64 / predictions.len().max(1) as f64,
-        missing_records: mask.map_or(0, |m| m.incomplete_rows()),
+        missing_records: data.incomplete_records(),
         budget: file.budget(),
         n_certified: certificate.as_ref().map(|c| c.n_robust),
         n_undecided: certificate.as_ref().map(|c| c.n_undecided),

@@ -193,7 +193,7 @@ pub(crate) fn run(
             MissingPolicy::Delete => writeln!(
                 out,
                 "missing         {deleted} cells in {} records deleted",
-                train.missing().map_or(0, |m| m.incomplete_rows())
+                train.incomplete_records()
             )?,
         }
         writeln!(out, "training error  {training_error:.4}")?;

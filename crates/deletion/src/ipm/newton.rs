@@ -303,24 +303,12 @@ impl DsxIpm<'_> {
         if pm.is_nan() || dm.is_nan() {
             return (f64::NAN, f64::NAN, sums);
         }
-        let mut ap = 1.0 / pm;
-        let mut ad = 1.0 / dm;
         for j in 0..n {
             let (w, dw) = (self.u[j], du[j]);
             dzl[j] = (self.rl[j] - self.zl[j] * dw) / (w + c);
             dzu[j] = (self.ru[j] + self.zu[j] * dw) / (c - w);
-            if dw < 0.0 {
-                ap = ap.min(-(w + c) / dw);
-            } else if dw > 0.0 {
-                ap = ap.min((c - w) / dw);
-            }
-            if dzl[j] < 0.0 {
-                ad = ad.min(-self.zl[j] / dzl[j]);
-            }
-            if dzu[j] < 0.0 {
-                ad = ad.min(-self.zu[j] / dzu[j]);
-            }
         }
+        let (ap, ad) = self.box_steps((1.0 / pm, 1.0 / dm), &du[..n], dzl, dzu);
         (ap, ad, sums)
     }
 }

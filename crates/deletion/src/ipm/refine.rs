@@ -165,7 +165,7 @@ impl DsxIpm<'_> {
 
     /// The largest primal and dual step lengths along `self.dir` (before `η`).
     fn step_lengths(&self) -> (f64, f64) {
-        let (n, c, t0) = (self.n, self.c_box, self.t0());
+        let (n, t0) = (self.n, self.t0());
         let d = &self.dir;
         let mut pm = 0.0f64;
         let mut dm = 0.0f64;
@@ -177,21 +177,6 @@ impl DsxIpm<'_> {
             pm = pm.max(-d.u[v] * self.inv_u[v]);
             dm = dm.max(-d.z[v] / self.z[v]);
         }
-        let (mut ap, mut ad) = (1.0 / pm, 1.0 / dm);
-        for j in 0..n {
-            let (w, dw) = (self.u[j], d.u[j]);
-            if dw < 0.0 {
-                ap = ap.min(-(w + c) / dw);
-            } else if dw > 0.0 {
-                ap = ap.min((c - w) / dw);
-            }
-            if d.zl[j] < 0.0 {
-                ad = ad.min(-self.zl[j] / d.zl[j]);
-            }
-            if d.zu[j] < 0.0 {
-                ad = ad.min(-self.zu[j] / d.zu[j]);
-            }
-        }
-        (ap, ad)
+        self.box_steps((1.0 / pm, 1.0 / dm), &d.u[..n], &d.zl, &d.zu)
     }
 }

@@ -76,6 +76,33 @@ pub(super) fn mx_ratio(m: f64, d: f64, v: f64) -> f64 {
 }
 
 impl DsxIpm<'_> {
+    /// The step lengths `(ap, ad)` shortened, where they must be, by the box `−C ≤ w ≤ C` along
+    /// `dw` and its duals `z_l, z_u` along `dzl, dzu`.
+    pub(super) fn box_steps(
+        &self,
+        (mut ap, mut ad): (f64, f64),
+        dw: &[f64],
+        dzl: &[f64],
+        dzu: &[f64],
+    ) -> (f64, f64) {
+        let c = self.c_box;
+        for j in 0..self.n {
+            let (w, dw) = (self.u[j], dw[j]);
+            if dw < 0.0 {
+                ap = ap.min(-(w + c) / dw);
+            } else if dw > 0.0 {
+                ap = ap.min((c - w) / dw);
+            }
+            if dzl[j] < 0.0 {
+                ad = ad.min(-self.zl[j] / dzl[j]);
+            }
+            if dzu[j] < 0.0 {
+                ad = ad.min(-self.zu[j] / dzu[j]);
+            }
+        }
+        (ap, ad)
+    }
+
     /// Moves the iterate along the combined direction: the primal part `(u, s)` by `ap`, the
     /// dual part `(y, z, z_l, z_u)` by `ad`.
     pub(super) fn take_step(&mut self, ap: f64, ad: f64) {
