@@ -8,7 +8,12 @@
 //! 2. `dense-1000x100`: synthetic, dense;
 //! 3. `mnist-like-10000x784`: synthetic, 19 % non-zeros, with time per IPM iteration against one
 //!    dense `XᵀDX` product of the same shape measured in the same process, and peak RSS
-//!    (`--no-mnist` skips it).
+//!    (`--no-mnist` skips it);
+//! 4. issue 20's real image cases, on every core, no peer (HiGHS's IPM had not finished a
+//!    400-image slice of the first after 20 minutes): Fashion-MNIST T-shirt vs shirt (12 000 ×
+//!    784) and T-shirt against the other nine classes (60 000 × 784), N = 50, C = 1, min-max
+//!    scaling, from Debian's `dataset-fashion-mnist` (installed as for `bench sweep`;
+//!    `--no-fashion` skips them): iterations, time, peak RSS and the solver that answered.
 //!
 //! Peers on the identical LP (the runner writes it as MPS): HiGHS's IPM (Python `highspy`, one
 //! thread, no crossover; installed into `target/bench/venv` when `python3` lacks it;
@@ -47,8 +52,15 @@ const TARGET_SECONDS_MNIST: f64 = 10.0;
 const ISSUE_CLARABEL_SECONDS_MNIST: f64 = 631.0;
 const TARGET_RSS_MIB: f64 = 1024.0;
 const TARGET_ITERATION_OVER_XTDX: f64 = 4.0;
+/// Issue 20's targets for the real cases: (case, iterations, seconds, peak RSS in MiB).
+const REAL_TARGETS: [(&str, Option<f64>, f64, f64); 2] = [
+    ("fashion-0v6", Some(60.0), 30.0, 1024.0),
+    ("fashion-0-vs-rest", None, 180.0, 3072.0),
+];
+/// Issue 20's memory target: peak RSS at most this many times the dense f64 size of the input.
+const TARGET_RSS_OVER_DENSE: f64 = 10.0;
 
-const USAGE: &str = "usage: cargo xtask bench lp [--no-highs] [--no-mnist] [--clarabel]\n       cargo xtask bench sweep [--no-fashion]";
+const USAGE: &str = "usage: cargo xtask bench lp [--no-highs] [--no-mnist] [--no-fashion] [--clarabel]\n       cargo xtask bench sweep [--no-fashion]";
 
 /// One case of the benchmark.
 struct Case {
@@ -87,7 +99,16 @@ enum Peer {
     NotRun(String),
 }
 
-fn run_ours(root: &Path, case: &str, threads: usize, repeat: usize) -> Result<Run, String> {
+/// Our solver on `case` (`repeat` solves on `threads` threads); `fashion`: the folder of
+/// Fashion-MNIST's IDX files, for the real image cases (the fallback chain stays on, as a user
+/// runs it; the report names the solver that answered).
+fn run_ours(
+    root: &Path,
+    case: &str,
+    threads: usize,
+    repeat: usize,
+    fashion: Option<&Path>,
+) -> Result<Run, String> {
     let out = root
         .join("target/bench")
         .join(format!("{case}-t{threads}.json"));
@@ -99,6 +120,9 @@ fn run_ours(root: &Path, case: &str, threads: usize, repeat: usize) -> Result<Ru
         // best and median of `repeat` solves (the machine may be shared)
         .env("LP_BENCH_REPEAT", repeat.to_string())
         .current_dir(root);
+    if let Some(dir) = fashion {
+        cmd.env("LP_BENCH_FASHION", dir.join("train-images-idx3-ubyte.gz"));
+    }
     println!("running ours on {case}, {threads} thread(s) …");
     let status = cmd
         .status()
@@ -376,7 +400,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if let Some(bad) = args[1..]
         .iter()
-        .find(|a| !["--no-highs", "--no-mnist", "--clarabel"].contains(&a.as_str()))
+        .find(|a| !["--no-highs", "--no-mnist", "--no-fashion", "--clarabel"].contains(&a.as_str()))
     {
         return Err(format!("unknown option `{bad}`\n{USAGE}"));
     }
@@ -431,9 +455,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         if any_peer {
             write_mps(&root, case.name, &mps)?;
         }
-        let one = run_ours(&root, case.name, 1, case.repeat)?;
+        let one = run_ours(&root, case.name, 1, case.repeat, None)?;
         let all = if cores > 1 {
-            Some(run_ours(&root, case.name, cores, case.repeat)?)
+            Some(run_ours(&root, case.name, cores, case.repeat, None)?)
         } else {
             None
         };
@@ -464,8 +488,26 @@ pub fn run(args: &[String]) -> Result<(), String> {
         reports.push((case, one, all, peers));
     }
 
+    let real: Vec<(&str, Result<Run, String>)> = if args.iter().any(|a| a == "--no-fashion") {
+        REAL_TARGETS
+            .iter()
+            .map(|t| (t.0, Err("not run (`--no-fashion`)".to_string())))
+            .collect()
+    } else {
+        match crate::sweep::fashion_mnist(&root) {
+            Ok(dir) => REAL_TARGETS
+                .iter()
+                .map(|t| (t.0, run_ours(&root, t.0, cores, 1, Some(&dir))))
+                .collect(),
+            Err(e) => REAL_TARGETS
+                .iter()
+                .map(|t| (t.0, Err(format!("Fashion-MNIST not installed: {e}"))))
+                .collect(),
+        }
+    };
+
     let load_end = load_average();
-    let md = render(
+    let mut md = render(
         &format!(
             "{provenance} Load average (1 min, /proc/loadavg) at the start of the run \
              {load_start:.1}, at the end {load_end:.1}{}",
@@ -481,10 +523,66 @@ pub fn run(args: &[String]) -> Result<(), String> {
         cores,
         &reports,
     );
+    render_real(&mut md, &real);
     let path = root.join("docs/perf.md");
     std::fs::write(&path, md).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("wrote {}", path.display());
     Ok(())
+}
+
+/// The section of the real image cases (issue 20), each against its targets.
+fn render_real(md: &mut String, runs: &[(&str, Result<Run, String>)]) {
+    md.push_str(
+        "\n## Real image data (issue 20): Fashion-MNIST, N = 50, C = 1, min-max scaling\n\n\
+         One solve each on every core, the fallback chain on (as `bulwark train` runs it); no peer \
+         (HiGHS's IPM had not finished a 400-image slice of the first case after 20 minutes, \
+         Clarabel took 175 s on that slice). Peak RSS is the process's from the start of the \
+         solve (the 60 000 images read are dropped before it); *dense input* is `m × n` \
+         doubles.\n\n\
+         | case | data | m × n | non-zeros | threads | solver that answered | status | \
+         iterations | seconds | peak RSS MiB | RSS / dense input | issue 20's target |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for (case, run) in runs {
+        let (_, it, secs, rss) = REAL_TARGETS
+            .iter()
+            .find(|t| t.0 == *case)
+            .copied()
+            .unwrap_or((case, None, f64::NAN, f64::NAN));
+        let target = format!(
+            "{}≤ {secs:.0} s, ≤ {rss:.0} MiB, ≤ {TARGET_RSS_OVER_DENSE:.0}× dense input",
+            it.map_or(String::new(), |k| format!("≤ {k:.0} iterations, "))
+        );
+        match run {
+            Ok(r) => {
+                let dense_mib = r.num("m") * r.num("n") * 8.0 / (1024.0 * 1024.0);
+                md.push_str(&format!(
+                    "| `{case}` | {} | {} × {} | {:.1} % | {} | {} | {} | {} | {:.1} | {:.0} | \
+                     {:.1} | {target} |\n",
+                    cell(&r.text("data")),
+                    r.num("m"),
+                    r.num("n"),
+                    100.0 * r.num("nnz") / (r.num("m") * r.num("n")),
+                    r.num("threads"),
+                    cell(&ours_label(r)),
+                    if raw(&r.json, "converged").as_deref() == Some("true") {
+                        "optimal"
+                    } else {
+                        "not converged"
+                    },
+                    r.num("iterations"),
+                    r.num("seconds"),
+                    r.num("peak_rss_mib"),
+                    r.num("peak_rss_mib") / dense_mib,
+                ));
+            }
+            Err(why) => md.push_str(&format!(
+                "| `{case}` | — | — | — | — | {} | — | — | — | — | — | {target} |
+",
+                cell(why)
+            )),
+        }
+    }
 }
 
 /// Our solver's label: the solver that answered, as the runner reported it.
@@ -830,6 +928,39 @@ mod tests {
                 r#"{{"case":"spambase","data":"UCI spambase (real)","solver":"dsx-ipm (block-arrow normal equations)","fallbacks":"","budget":4,"c":1,"values":"uniform","converged":true,"cpu_per_wall":0.98,"m":4601,"n":57,"nnz":59231,"objective":0.8017,"iterations":45,"seconds":{median},"seconds_median":{median},"seconds_all":[{median}],"lp_vars":68491,"lp_rows":63832,"steal_percent":0.1,"threads":{threads}}}"#
             ),
         }
+    }
+
+    #[test]
+    fn real_cases_name_the_solver_the_memory_ratio_and_what_did_not_run() {
+        let run = Run {
+            json: r#"{"case":"fashion-0v6","data":"Fashion-MNIST (real)","solver":"dsx-ipm","fallbacks":"","converged":true,"m":12000,"n":784,"nnz":4704000,"iterations":176,"seconds":170.5,"peak_rss_mib":2870.0,"threads":2}"#.into(),
+        };
+        let mut md = String::new();
+        render_real(
+            &mut md,
+            &[
+                ("fashion-0v6", Ok(run)),
+                ("fashion-0-vs-rest", Err("not run (`--no-fashion`)".into())),
+            ],
+        );
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| `fashion-0v6`"))
+            .unwrap();
+        assert!(row.contains("bulwark: dsx-ipm"), "{row}");
+        assert!(
+            row.contains("| 176 |") && row.contains("| 170.5 |"),
+            "{row}"
+        );
+        // 2870 MiB over 12000 × 784 doubles (71.8 MiB)
+        assert!(row.contains("| 40.0 |"), "{row}");
+        assert!(row.contains("≤ 60 iterations, ≤ 30 s"), "{row}");
+        let rest = md
+            .lines()
+            .find(|l| l.starts_with("| `fashion-0-vs-rest`"))
+            .unwrap();
+        assert!(rest.contains("not run (`--no-fashion`)"), "{rest}");
+        assert!(rest.contains("≤ 180 s, ≤ 3072 MiB"), "{rest}");
     }
 
     #[test]

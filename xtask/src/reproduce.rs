@@ -1,7 +1,11 @@
 //! `cargo xtask reproduce [--quick|--full] [--only NAME[,NAME…]] [--seed S] [--data-dir DIR]
-//! [--out DIR] [--jobs J]`: regenerates every table and figure of Dekel, Shamir & Xiao (2010)
-//! and Dekel & Shamir (ICML 2008) into `docs/results/` (default), with the papers' numbers
-//! beside ours.
+//! [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]`: regenerates every
+//! table and figure of Dekel, Shamir & Xiao (2010) and Dekel & Shamir (ICML 2008) into
+//! `docs/results/` (default; `docs/results/full/` with `--full`), with the papers' numbers beside
+//! ours. `--full` keeps every finished unit in `docs/results/full/cache-full.jsonl` and skips the
+//! units found there, so the
+//! papers' protocol runs in sittings: `--stop-after 120` starts no unit after two hours (exit
+//! status 3 while units are left), and the same command resumes.
 //!
 //! The work is done by the `bulwark-reproduce` binary of `bulwark-eval` (built in release and
 //! run in its own process, like `bench lp`), so xtask keeps no dependencies. Exit status: 0 when
@@ -12,9 +16,11 @@ use std::process::Command;
 
 use crate::project_root;
 
-pub const USAGE: &str = "cargo xtask reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J]
+pub const USAGE: &str = "cargo xtask reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]
   experiments: synth1 synth2 breast spam icml_random usps mnist
   --quick (default) fits in 10 minutes on 2 cores; --full runs the papers' protocol and records its runtime
+  --full keeps finished units in OUT/cache-full.jsonl (--cache FILE elsewhere, --no-cache none) and skips them when run again
+  --stop-after MINUTES  start no unit after MINUTES (exit status 3 while units are left; the same command resumes)
   data: the repository's data/ folder (wdbc and spambase are also embedded); --data-dir DIR or BULWARK_DATA=DIR for another directory";
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -30,7 +36,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut has_out = false;
     while let Some(a) = it.next() {
         forwarded.push(a.clone());
-        if a == "--out" || a == "--data-dir" {
+        if a == "--out" || a == "--data-dir" || a == "--cache" {
             has_out |= a == "--out";
             let v = it
                 .next()
@@ -39,8 +45,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     if !has_out {
+        // the full protocol's tables sit beside the quick ones, in their own folder
+        let full = args.iter().any(|a| a == "--full");
         forwarded.push("--out".into());
-        forwarded.push(root.join("docs/results").display().to_string());
+        forwarded.push(
+            root.join(if full {
+                "docs/results/full"
+            } else {
+                "docs/results"
+            })
+            .display()
+            .to_string(),
+        );
     }
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
@@ -60,6 +76,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     match status.code() {
         Some(0) => Ok(()),
         Some(1) => Err("reproduce: some experiments failed (see above)".into()),
+        Some(3) => {
+            eprintln!(
+                "reproduce: stopped at the time limit with units left; run the same command again to resume"
+            );
+            std::process::exit(3)
+        }
         _ => Err(format!("reproduce: the harness exited with {status}")),
     }
 }

@@ -17,7 +17,7 @@ use crate::bench::{cargo, num, provenance, text};
 use crate::project_root;
 
 /// Where Fashion-MNIST's IDX files are after installation, installing them when missing.
-fn fashion_mnist(root: &Path) -> Result<PathBuf, String> {
+pub(crate) fn fashion_mnist(root: &Path) -> Result<PathBuf, String> {
     let base = root.join("target/bench/fashion-mnist");
     let dir = base.join("usr/share/datasets/fashion-mnist");
     if dir.join("train-images-idx3-ubyte.gz").is_file() {

@@ -21,6 +21,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use bulwark_core::{CsrMatrix, Dataset, FeatureBudget, Features};
+use bulwark_data::{BinaryTask, Scaler, ScalingKind};
 use bulwark_deletion::{DsxLpParams, FeatureValues, Lp4, LpBackend};
 use bulwark_lp::LpProblem;
 
@@ -185,14 +186,51 @@ fn spambase() -> Dataset {
     d.with_features(sparse).expect("same shape")
 }
 
+/// Fashion-MNIST's training images (60 000, IDX; the file named by `LP_BENCH_FASHION`, e.g. Debian
+/// `dataset-fashion-mnist`'s `train-images-idx3-ubyte.gz`) as `task`, min-max scaled onto
+/// `[−1, 1]` and kept dense, as `bulwark train --scale minmax` has them (a blank pixel becomes
+/// −1, so every entry is non-zero). The 60 000-image set is dropped before the solve, so the peak
+/// RSS is the task's.
+fn fashion(task: &BinaryTask) -> (Dataset, String) {
+    let path = std::env::var("LP_BENCH_FASHION").unwrap_or_else(|_| {
+        eprintln!(
+            "lp_bench: set LP_BENCH_FASHION to Fashion-MNIST's train-images-idx3-ubyte.gz \
+             (`cargo xtask bench lp` installs it)"
+        );
+        std::process::exit(2)
+    });
+    let d = {
+        let (raw, _) = bulwark_data::load(&path, None).expect("Fashion-MNIST training images");
+        bulwark_data::binary_task(&raw, task).expect("a binary task of Fashion-MNIST")
+    };
+    let d = Scaler::fit(&d, ScalingKind::MinMax)
+        .and_then(|s| s.transform(&d))
+        .expect("scaling");
+    // the peak RSS from here on: the task and the solve, not the 60 000 images read (Linux: 5
+    // resets the high-water mark)
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let what = match task {
+        BinaryTask::Pair(a, b) => format!("classes {a} (+1) and {b} (−1)"),
+        BinaryTask::Positive(a) => format!("class {a} (+1) against the other nine (−1)"),
+        _ => String::new(),
+    };
+    (
+        d,
+        format!(
+            "Fashion-MNIST training images (real, Debian dataset-fashion-mnist), {what}, min-max scaling"
+        ),
+    )
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().is_some_and(|a| a == "--help" || a == "-h") {
         println!(
             "usage: lp_bench <case> [<out.json>] [<lp.mps>]\n\
              cases: dense-1000x100, mnist-like-10000x784, mnist-like-2000x784, spambase, dense-MxN, \
-             sparse-MxN-DENSITY\n\
-             env: LP_BENCH_LOG=1 (iteration log on stderr), LP_BENCH_REPEAT=k, LP_BENCH_MPS_ONLY=1"
+             sparse-MxN-DENSITY, fashion-0v6 (T-shirt vs shirt), fashion-0-vs-rest\n\
+             env: LP_BENCH_LOG=1 (iteration log on stderr), LP_BENCH_REPEAT=k, LP_BENCH_MPS_ONLY=1, \
+             LP_BENCH_FASHION=train-images-idx3-ubyte.gz (the fashion cases)"
         );
         return;
     }
@@ -206,6 +244,7 @@ fn main() {
         "dense-1000x100" => (1000, 100, 1.0, false, 10.0),
         "mnist-like-10000x784" => (10000, 784, 0.19, true, 50.0),
         "mnist-like-2000x784" => (2000, 784, 0.19, true, 50.0),
+        "fashion-0v6" | "fashion-0-vs-rest" => (0, 0, 0.0, true, 50.0),
         other => {
             // `dense-MxN` / `sparse-MxN-DENSITY`: other shapes of the same generator
             let parts: Vec<&str> = other.split(['-', 'x']).collect();
@@ -228,6 +267,10 @@ fn main() {
             "UCI spambase (real, embedded in bulwark-data), spam = +1, x / max|x| per feature"
                 .to_string(),
         )
+    } else if case == "fashion-0v6" {
+        fashion(&BinaryTask::Pair("0".into(), "6".into()))
+    } else if case == "fashion-0-vs-rest" {
+        fashion(&BinaryTask::Positive("0".into()))
     } else {
         (
             instance(m, n, density, nonneg, 2026),

@@ -8,7 +8,8 @@
 //! solver, iterations, seconds, objective, peak RSS and the count of refined directions.
 //! `LOG=1` prints the iteration log on stderr; `START`, `ETA`, `SIGMA`, `MEHR`, `MAXCORR`,
 //! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG` and `ROUNDS`
-//! override the `DsxIpmSettings` fields of the same meaning.
+//! override the `DsxIpmSettings` fields of the same meaning; `JITTER=e` multiplies every non-zero
+//! by `1 + e·(u − 1/2)` with `u` from a fixed hash (breaks ties in the data).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::time::Instant;
@@ -31,7 +32,30 @@ fn main() {
         .get(2)
         .and_then(|s| s.parse::<usize>().ok())
         .filter(|&k| k > 0);
-    let d = pairs::first_per_class(&raw, &task, per_class);
+    let mut d = pairs::first_per_class(&raw, &task, per_class);
+    // JITTER=e: multiply every non-zero by 1 + e·(u − 1/2), u uniform from a fixed hash (ties
+    // broken; for studying the path, not for results).
+    if let Some(e) = std::env::var("JITTER")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+    {
+        let mut k: u64 = 0x9E37_79B9_7F4A_7C15;
+        d.features_mut()
+            .map_in_place(|_, x| {
+                k = k.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let mut z = k;
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                z ^= z >> 31;
+                let u = (z >> 11) as f64 / (1u64 << 53) as f64;
+                if x == 0.0 {
+                    0.0
+                } else {
+                    x * (1.0 + e * (u - 0.5))
+                }
+            })
+            .unwrap();
+    }
     let n_budget: f64 = a.get(3).map_or(50.0, |s| s.parse().unwrap());
     let c: f64 = a.get(4).map_or(1.0, |s| s.parse().unwrap());
     let mut st = bulwark_deletion::DsxIpmSettings::default();

@@ -134,7 +134,7 @@ pub struct Cell {
 }
 
 /// What one split of one task produced.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SplitOutcome {
     /// The test errors.
     pub cells: Vec<Cell>,

@@ -1,6 +1,8 @@
 //! What an experiment produces, how a run is configured, and how progress is reported.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +41,12 @@ pub struct RunConfig {
     pub data_dir: Option<PathBuf>,
     /// Worker threads (results do not depend on it).
     pub jobs: usize,
+    /// Where finished units of the budget-curve experiments are kept and looked up
+    /// ([`crate::cache`]); `None`: every unit runs.
+    pub cache: Option<Arc<crate::cache::UnitCache>>,
+    /// No unit starts after this instant; an experiment with units left ends
+    /// [`crate::Outcome::Incomplete`] (its finished units are in the cache).
+    pub deadline: Option<Instant>,
 }
 
 impl RunConfig {
@@ -49,6 +57,8 @@ impl RunConfig {
             seed,
             data_dir: None,
             jobs: 1,
+            cache: None,
+            deadline: None,
         }
     }
 }
@@ -58,6 +68,8 @@ impl RunConfig {
 pub trait Observer: Sync {
     /// An experiment starts with `total` units of work (splits × tasks).
     fn on_start(&self, _experiment: &str, _total: u64) {}
+    /// `cached` of the units were found in the cache and will not run again.
+    fn on_resume(&self, _experiment: &str, _cached: u64) {}
     /// One unit finished.
     fn on_unit(&self, _experiment: &str, _what: &str) {}
     /// A note worth showing (e.g. a fit that failed and was skipped).

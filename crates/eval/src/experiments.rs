@@ -47,6 +47,14 @@ pub enum Outcome {
     },
     /// Anything else went wrong.
     Failed(Error),
+    /// The run's deadline ([`RunConfig::deadline`]) came before every unit had run; the finished
+    /// units are in the cache, and the same command resumes.
+    Incomplete {
+        /// Units finished (now or in an earlier run).
+        done: usize,
+        /// Units in all.
+        total: usize,
+    },
 }
 
 /// A log-spaced grid `10^lo, …, 10^hi` with `per_decade` points per decade.
@@ -361,12 +369,20 @@ pub fn curve_study(
 ) -> Result<ExperimentResult, Error> {
     let mut res = base(name, "custom error-versus-budget study", cfg);
     res.protocol = spec_notes(spec, cfg.mode);
-    run_curves(name, tasks, spec, cfg, obs, &mut res)?;
-    Ok(res)
+    match run_curves(name, tasks, spec, cfg, obs, &mut res) {
+        Ok(()) => Ok(res),
+        Err(Outcome::Failed(e)) => Err(e),
+        Err(other) => Err(Error::Numerical {
+            algorithm: name.into(),
+            message: format!("not finished: {other:?}"),
+        }),
+    }
 }
 
 /// Runs a curve study over `tasks` (name, data) and fills rows (averaged over tasks and splits)
-/// and, with more than one task, per-task rows.
+/// and, with more than one task, per-task rows. With a cache ([`RunConfig::cache`]) the units
+/// (one split of one task) found there are not run again and every finished unit is stored; with
+/// a deadline no unit starts after it ([`Outcome::Incomplete`]).
 fn run_curves(
     name: &str,
     tasks: &[(String, Dataset)],
@@ -374,21 +390,78 @@ fn run_curves(
     cfg: &RunConfig,
     obs: &dyn Observer,
     res: &mut ExperimentResult,
-) -> Result<(), Error> {
+) -> Result<(), Outcome> {
     let seed = experiment_seed(cfg.seed, name);
+    let split_seed = |t: usize, s: usize| seed.wrapping_add((t * 1000 + s) as u64);
+    let fingerprints: Vec<String> = match cfg.cache {
+        Some(_) => tasks
+            .iter()
+            .map(|(_, d)| crate::cache::data_fingerprint(d))
+            .collect(),
+        None => Vec::new(),
+    };
+    let key = |t: usize, s: usize| {
+        crate::cache::UnitKey::new(
+            (name, &tasks[t].0, s),
+            (cfg.mode, cfg.seed, split_seed(t, s)),
+            spec,
+            &fingerprints[t],
+        )
+    };
     let jobs: Vec<(usize, usize)> = (0..tasks.len())
         .flat_map(|t| (0..spec.splits).map(move |s| (t, s)))
         .collect();
+    let cached: Vec<Option<curve::SplitOutcome>> = jobs
+        .iter()
+        .map(|&(t, s)| {
+            cfg.cache
+                .as_ref()
+                .and_then(|c| c.get(&key(t, s)))
+                .map(|(_, o)| o)
+        })
+        .collect();
+    let n_cached = cached.iter().filter(|c| c.is_some()).count();
     obs.on_start(name, jobs.len() as u64);
-    let outs = run_jobs(&jobs, cfg.jobs, |&(t, s)| {
-        let r = curve::run_split(&tasks[t].1, spec, seed.wrapping_add((t * 1000 + s) as u64));
+    if n_cached > 0 {
+        obs.on_resume(name, n_cached as u64);
+    }
+    let todo: Vec<usize> = (0..jobs.len()).filter(|&k| cached[k].is_none()).collect();
+    let ran = run_jobs(&todo, cfg.jobs, |&k| {
+        if cfg.deadline.is_some_and(|d| Instant::now() >= d) {
+            return None;
+        }
+        let (t, s) = jobs[k];
+        let started = Instant::now();
+        let r = curve::run_split(&tasks[t].1, spec, split_seed(t, s));
+        if let (Some(cache), Ok(out)) = (&cfg.cache, &r)
+            && let Err(e) = cache.put(
+                &key(t, s),
+                (name, &tasks[t].0, s),
+                started.elapsed().as_secs_f64(),
+                out,
+            )
+        {
+            obs.on_note(name, &format!("cannot store a finished unit: {e}"));
+        }
         obs.on_unit(name, &format!("{} split {s}", tasks[t].0));
-        r
+        Some(r)
     });
+    let mut outs: Vec<Option<Result<curve::SplitOutcome, Error>>> =
+        cached.into_iter().map(|c| c.map(Ok)).collect();
+    for (&k, r) in todo.iter().zip(ran) {
+        outs[k] = r;
+    }
+    let done = outs.iter().filter(|o| o.is_some()).count();
+    if done < jobs.len() {
+        return Err(Outcome::Incomplete {
+            done,
+            total: jobs.len(),
+        });
+    }
     let mut all_cells = Vec::new();
     let mut per_task: Vec<Vec<curve::Cell>> = vec![Vec::new(); tasks.len()];
     for (&(t, _), out) in jobs.iter().zip(outs) {
-        let out = out?;
+        let out = out.expect("every unit ran").map_err(Outcome::Failed)?;
         for f in &out.failures {
             obs.on_note(name, f);
         }
@@ -454,7 +527,7 @@ fn finish_curve(
     res.protocol = spec_notes(spec, cfg.mode);
     res.protocol
         .extend(extra_notes.iter().map(|s| s.to_string()));
-    run_curves(name, tasks, spec, cfg, obs, &mut res).map_err(Outcome::Failed)?;
+    run_curves(name, tasks, spec, cfg, obs, &mut res)?;
     res.summary = json!({ "paper_claims": claims });
     Ok(res)
 }
@@ -629,8 +702,7 @@ fn icml_random(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, 
         cfg,
         obs,
         &mut r1,
-    )
-    .map_err(Outcome::Failed)?;
+    )?;
     for mut row in r1.rows {
         row.task = Some("spam".into());
         res.rows.push(row);
@@ -658,8 +730,7 @@ fn icml_random(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, 
                 cfg,
                 obs,
                 &mut r2,
-            )
-            .map_err(Outcome::Failed)?;
+            )?;
             for mut row in r2.rows {
                 row.task = Some("mnist-4v7".into());
                 res.rows.push(row);

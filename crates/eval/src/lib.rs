@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod cache;
 pub mod curve;
 pub mod experiment;
 pub mod experiments;
@@ -10,6 +11,7 @@ pub mod report;
 pub mod stats;
 pub mod synth;
 
+pub use cache::UnitCache;
 pub use experiment::{ExperimentResult, Mode, Observer, Row, RunConfig, Silent};
 pub use experiments::{ALL, Outcome, run};
 pub use learner::Learner;

@@ -121,3 +121,75 @@ fn missing_data_is_named_and_not_a_failure() {
     }
     std::fs::remove_dir_all(&empty).unwrap();
 }
+
+/// Counts the units an observer was told came from the cache.
+#[derive(Default)]
+struct Resumed(std::sync::atomic::AtomicU64);
+
+impl bulwark_eval::Observer for Resumed {
+    fn on_resume(&self, _experiment: &str, cached: u64) {
+        self.0
+            .fetch_add(cached, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The unit cache of `reproduce --full`: a run stopped by its deadline keeps nothing half-done
+/// and reports how far it got; the next run finishes, storing every unit; a run after that takes
+/// every unit from the cache and gives the same table as a run without one; an unreadable line
+/// (a run killed while writing) is skipped and counted.
+#[test]
+fn the_unit_cache_resumes_a_run_with_the_same_results() {
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+    let dir = std::env::temp_dir().join(format!("bulwark-eval-cache-{}", std::process::id()));
+    let path = dir.join("cache.jsonl");
+    let _ = std::fs::remove_dir_all(&dir);
+    let with_cache = |deadline: Option<std::time::Instant>| {
+        let mut c = cfg(2);
+        c.cache = Some(Arc::new(bulwark_eval::UnitCache::open(&path).unwrap()));
+        c.deadline = deadline;
+        c
+    };
+    let units = match run(
+        "breast",
+        &with_cache(Some(std::time::Instant::now())),
+        &Silent,
+    ) {
+        Outcome::Incomplete { done, total } => {
+            assert_eq!(done, 0, "no unit starts after the deadline");
+            assert!(total >= 5, "{total} units");
+            total
+        }
+        other => panic!("expected an incomplete run, got {other:?}"),
+    };
+    let first = match run("breast", &with_cache(None), &Silent) {
+        Outcome::Done(r) => r,
+        other => panic!("expected a finished run, got {other:?}"),
+    };
+    let cache = bulwark_eval::UnitCache::open(&path).unwrap();
+    assert_eq!(cache.len(), units, "every unit stored once");
+    assert!(cache.seconds(Some("breast")) > 0.0);
+    assert_eq!(cache.seconds(Some("spam")), 0.0);
+    drop(cache);
+    let resumed = Resumed::default();
+    let second = match run("breast", &with_cache(None), &resumed) {
+        Outcome::Done(r) => r,
+        other => panic!("expected a finished run, got {other:?}"),
+    };
+    assert_eq!(resumed.0.load(Ordering::Relaxed), units as u64);
+    let plain = match run("breast", &cfg(1), &Silent) {
+        Outcome::Done(r) => r,
+        other => panic!("expected a finished run, got {other:?}"),
+    };
+    assert_eq!(first.rows, plain.rows, "the cache does not change a result");
+    assert_eq!(second.rows, plain.rows, "cached units give the same table");
+    assert_eq!(second.solver, plain.solver);
+    // a line cut short by a killed run
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("{\"key\":\"breast/breast/0/00");
+    std::fs::write(&path, text).unwrap();
+    let cache = bulwark_eval::UnitCache::open(&path).unwrap();
+    assert_eq!((cache.len(), cache.skipped_lines()), (units, 1));
+    drop(cache);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,28 +1,45 @@
 //! `bulwark-reproduce [--quick|--full] [--only NAME[,NAME…]] [--seed S] [--data-dir DIR]
-//! [--out DIR] [--jobs J]` — regenerates the tables and figures of Dekel, Shamir & Xiao (2010)
-//! and Dekel & Shamir (ICML 2008). Usually run through `cargo xtask reproduce`.
+//! [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]` — regenerates the
+//! tables and figures of Dekel, Shamir & Xiao (2010) and Dekel & Shamir (ICML 2008). Usually run
+//! through `cargo xtask reproduce`.
+//!
+//! With a cache (the default for `--full`: `<out>/cache-full.jsonl`) every finished unit (one
+//! split of one task) is kept, and a later run skips it: `--stop-after M` starts no unit after
+//! `M` minutes, and the same command resumes.
 //!
 //! Exit status: 0 when every experiment ran or was skipped for missing data, 1 when an
-//! experiment failed for another reason, 2 on bad arguments.
+//! experiment failed for another reason, 2 on bad arguments, 3 when the time limit stopped an
+//! experiment before its last unit (run the same command again to resume).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bulwark_eval::io::write_atomic;
-use bulwark_eval::{ALL, Mode, Observer, Outcome, RunConfig, report, run};
+use bulwark_eval::{ALL, Mode, Observer, Outcome, RunConfig, UnitCache, report, run};
 use indicatif::{ProgressBar, ProgressStyle};
 
-const USAGE: &str = "usage: bulwark-reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J]
-  experiments: synth1 synth2 breast spam icml_random usps mnist";
+const USAGE: &str = "usage: bulwark-reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]
+  experiments: synth1 synth2 breast spam icml_random usps mnist
+  --cache FILE  keep every finished unit (one split of one task) in FILE and skip the units found there (default with --full: OUT/cache-full.jsonl)
+  --stop-after MINUTES  start no unit after MINUTES; the same command resumes (exit status 3 while units are left)";
+
+/// Where the cache lives: `--cache`, none (`--no-cache`), or the mode's default.
+enum CacheChoice {
+    Default,
+    File(PathBuf),
+    Off,
+}
 
 struct Args {
     cfg: RunConfig,
     only: Vec<String>,
     out: PathBuf,
+    cache: CacheChoice,
+    stop_after: Option<f64>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -31,6 +48,8 @@ fn parse() -> Result<Args, String> {
     cfg.jobs = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
     let mut only = Vec::new();
     let mut out = PathBuf::from("docs/results");
+    let mut cache = CacheChoice::Default;
+    let mut stop_after = None;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let mut value = |flag: &str| {
@@ -57,6 +76,19 @@ fn parse() -> Result<Args, String> {
             }
             "--data-dir" => cfg.data_dir = Some(PathBuf::from(value("--data-dir")?)),
             "--out" => out = PathBuf::from(value("--out")?),
+            "--cache" => cache = CacheChoice::File(PathBuf::from(value("--cache")?)),
+            "--no-cache" => cache = CacheChoice::Off,
+            "--stop-after" => {
+                let v = value("--stop-after")?;
+                stop_after = Some(
+                    v.parse::<f64>()
+                        .ok()
+                        .filter(|m| m.is_finite() && *m > 0.0)
+                        .ok_or_else(|| {
+                            format!("--stop-after: `{v}` is not a positive number of minutes")
+                        })?,
+                );
+            }
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -67,7 +99,13 @@ fn parse() -> Result<Args, String> {
             ALL.join(", ")
         ));
     }
-    Ok(Args { cfg, only, out })
+    Ok(Args {
+        cfg,
+        only,
+        out,
+        cache,
+        stop_after,
+    })
 }
 
 /// Progress bars (indicatif), one per experiment.
@@ -80,7 +118,7 @@ impl Observer for Bars {
         let pb = ProgressBar::new(total);
         pb.set_style(
             ProgressStyle::with_template(
-                "{prefix:>24} [{bar:30}] {pos}/{len} {elapsed_precise} {msg}",
+                "{prefix:>24} [{bar:30}] {pos}/{len} {elapsed_precise} (ETA {eta}) {msg}",
             )
             .expect("valid template")
             .progress_chars("=> "),
@@ -89,6 +127,16 @@ impl Observer for Bars {
         pb.enable_steady_tick(Duration::from_millis(500));
         if let Some(old) = self.bar.lock().expect("bar").replace(pb) {
             old.finish();
+        }
+    }
+    fn on_resume(&self, experiment: &str, cached: u64) {
+        if let Some(pb) = &*self.bar.lock().expect("bar") {
+            pb.println(format!(
+                "  {experiment}: {cached} of {} units found in the cache",
+                pb.length().unwrap_or(0)
+            ));
+            pb.set_position(cached);
+            pb.reset_eta();
         }
     }
     fn on_unit(&self, _experiment: &str, what: &str) {
@@ -123,7 +171,37 @@ fn main() -> ExitCode {
     };
     // a panic inside a learner is caught and recorded as a failed fit; print it on one line
     std::panic::set_hook(Box::new(|info| eprintln!("  panic caught: {info}")));
-    let cfg = &args.cfg;
+    let start = Instant::now();
+    let mut cfg = args.cfg.clone();
+    let cache_path = match (&args.cache, cfg.mode) {
+        (CacheChoice::File(p), _) => Some(p.clone()),
+        (CacheChoice::Default, Mode::Full) => Some(args.out.join("cache-full.jsonl")),
+        (CacheChoice::Default, Mode::Quick) | (CacheChoice::Off, _) => None,
+    };
+    if let Some(p) = &cache_path {
+        match UnitCache::open(p) {
+            Ok(c) => {
+                println!(
+                    "unit cache {}: {} finished unit(s){}",
+                    p.display(),
+                    c.len(),
+                    match c.skipped_lines() {
+                        0 => String::new(),
+                        k => format!(", {k} unreadable line(s) skipped (those units run again)"),
+                    }
+                );
+                cfg.cache = Some(Arc::new(c));
+            }
+            Err(e) => {
+                eprintln!("cannot open the unit cache: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    cfg.deadline = args
+        .stop_after
+        .map(|m| start + Duration::from_secs_f64(m * 60.0));
+    let cfg = &cfg;
     let names: Vec<&str> = if args.only.is_empty() {
         ALL.to_vec()
     } else {
@@ -149,12 +227,12 @@ fn main() -> ExitCode {
             "quick mode: fewer splits, a subset of the digit pairs, capped training sets, coarser C grids (each experiment's notes list its reductions)"
         );
     }
-    let start = Instant::now();
     let bars = Bars {
         bar: Mutex::new(None),
     };
     let mut summary = Vec::new();
     let mut failed = 0;
+    let mut incomplete = 0;
     for name in &names {
         let t = Instant::now();
         let outcome = run(name, cfg, &bars);
@@ -191,8 +269,20 @@ fn main() -> ExitCode {
                 eprintln!("{name:>12}: FAILED: {e}");
                 format!("failed: {e}")
             }
+            Outcome::Incomplete { done, total } => {
+                incomplete += 1;
+                println!(
+                    "{name:>12}: stopped at the time limit with {done} of {total} units finished (kept in the cache); run the same command again to resume"
+                );
+                format!("incomplete: {done} of {total} units")
+            }
         };
-        summary.push(serde_json::json!({"experiment": name, "status": status, "seconds": secs}));
+        let mut record = serde_json::json!({"experiment": name, "status": status, "seconds": secs});
+        if let Some(c) = &cfg.cache {
+            // compute of the experiment's units over every sitting (one worker each)
+            record["unit_seconds"] = serde_json::json!(c.seconds(Some(name)));
+        }
+        summary.push(record);
     }
     let total = start.elapsed().as_secs_f64();
     println!(
@@ -201,14 +291,19 @@ fn main() -> ExitCode {
         names.len(),
         failed
     );
-    if args.only.is_empty() {
-        let run = serde_json::json!({
+    if args.only.is_empty() && incomplete == 0 {
+        let mut run = serde_json::json!({
             "mode": cfg.mode.as_str(),
             "seed": cfg.seed,
             "jobs": cfg.jobs,
             "total_seconds": total,
             "experiments": summary,
         });
+        if let Some(c) = &cfg.cache {
+            // the units of every sitting, each timed on one worker
+            run["unit_seconds"] = serde_json::json!(c.seconds(None));
+            run["cache"] = serde_json::json!(c.path().display().to_string());
+        }
         let path = args.out.join(format!("run-{}.json", cfg.mode.as_str()));
         let text = serde_json::to_string_pretty(&run).expect("json") + "\n";
         if let Err(e) = write_atomic(&path, text.as_bytes()) {
@@ -217,6 +312,8 @@ fn main() -> ExitCode {
     }
     if failed > 0 {
         ExitCode::from(1)
+    } else if incomplete > 0 {
+        ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
     }

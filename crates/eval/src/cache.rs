@@ -1,0 +1,213 @@
+//! The unit cache that makes a long run resumable: every finished unit of work (one split of one
+//! task of a budget-curve experiment) is appended to a JSON-lines file as soon as it finishes,
+//! and a later run with the same cache skips every unit it finds there. `reproduce --full`
+//! keeps its cache in `docs/results/cache-full.jsonl`, which can be committed, so the papers'
+//! protocol can be run in sittings (`--stop-after`, `--only`) on any machine.
+//!
+//! A unit's key names the experiment, the task and the split, and hashes everything its result
+//! depends on as data: the mode, the master seed, the split's seed, the protocol
+//! ([`CurveSpec`], serialised) and the task's data (its fingerprint). A change to any of them
+//! misses the cache. A change to the code (a solver, a learner) does not: delete the cache file
+//! to recompute with new code. Each line records the seconds the unit took, so the total compute
+//! of the protocol is known however many sittings it took ([`UnitCache::seconds`]).
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use bulwark_core::{Dataset, Error};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::curve::{CurveSpec, SplitOutcome};
+use crate::experiment::Mode;
+
+/// Format tag hashed into every key (bump it when a cached unit's meaning changes).
+const FORMAT: &str = "bulwark-unit-cache-v1";
+
+/// One line of the cache file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Line {
+    key: String,
+    experiment: String,
+    task: String,
+    split: usize,
+    seconds: f64,
+    outcome: SplitOutcome,
+}
+
+/// A JSON-lines cache of finished units, shared by the workers of a run.
+#[derive(Debug)]
+pub struct UnitCache {
+    path: PathBuf,
+    entries: Mutex<HashMap<String, (f64, SplitOutcome)>>,
+    file: Mutex<File>,
+    /// Lines that could not be read (e.g. the last line of a run killed while writing it).
+    skipped: usize,
+}
+
+impl PartialEq for UnitCache {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+    }
+}
+
+impl UnitCache {
+    /// Opens (or creates) the cache at `path`. Unreadable lines are skipped and counted
+    /// ([`UnitCache::skipped_lines`]); their units run again.
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let mut entries = HashMap::new();
+        let mut skipped = 0;
+        match File::open(path) {
+            Ok(f) => {
+                for line in BufReader::new(f).lines() {
+                    let line = line.map_err(|e| Error::io(path, e))?;
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    match serde_json::from_str::<Line>(&line) {
+                        Ok(l) => {
+                            entries.insert(l.key, (l.seconds, l.outcome));
+                        }
+                        Err(_) => skipped += 1,
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            entries: Mutex::new(entries),
+            file: Mutex::new(file),
+            skipped,
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Units stored.
+    pub fn len(&self) -> usize {
+        self.entries.lock().expect("cache lock").len()
+    }
+
+    /// Whether no unit is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Lines of the file that could not be read when it was opened.
+    pub fn skipped_lines(&self) -> usize {
+        self.skipped
+    }
+
+    /// The stored outcome of `key` and the seconds it took.
+    pub fn get(&self, key: &UnitKey) -> Option<(f64, SplitOutcome)> {
+        self.entries
+            .lock()
+            .expect("cache lock")
+            .get(&key.0)
+            .cloned()
+    }
+
+    /// Stores a finished unit: appended to the file and flushed at once, so a run stopped at any
+    /// point keeps every unit finished before.
+    pub fn put(
+        &self,
+        key: &UnitKey,
+        (experiment, task, split): (&str, &str, usize),
+        seconds: f64,
+        outcome: &SplitOutcome,
+    ) -> Result<(), Error> {
+        let line = Line {
+            key: key.0.clone(),
+            experiment: experiment.into(),
+            task: task.into(),
+            split,
+            seconds,
+            outcome: outcome.clone(),
+        };
+        let mut text = serde_json::to_string(&line).map_err(|e| {
+            Error::io(
+                &self.path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+            )
+        })?;
+        text.push('\n');
+        {
+            let mut f = self.file.lock().expect("cache lock");
+            f.write_all(text.as_bytes())
+                .and_then(|()| f.flush())
+                .map_err(|e| Error::io(&self.path, e))?;
+        }
+        self.entries
+            .lock()
+            .expect("cache lock")
+            .insert(key.0.clone(), (seconds, outcome.clone()));
+        Ok(())
+    }
+
+    /// Seconds of compute stored for the units whose key starts with `experiment` + `/`
+    /// (`None`: every unit).
+    pub fn seconds(&self, experiment: Option<&str>) -> f64 {
+        let prefix = experiment.map(|e| format!("{e}/"));
+        self.entries
+            .lock()
+            .expect("cache lock")
+            .iter()
+            .filter(|(k, _)| prefix.as_ref().is_none_or(|p| k.starts_with(p.as_str())))
+            .map(|(_, (s, _))| s)
+            .sum()
+    }
+}
+
+/// The key of one unit: `experiment/task/split/<hash>` (module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitKey(String);
+
+impl UnitKey {
+    /// The key of split `split` (seed `split_seed`) of task `task` (fingerprint
+    /// `data_fingerprint`) of `experiment` run with `spec` in `mode` from master seed `seed`.
+    pub fn new(
+        (experiment, task, split): (&str, &str, usize),
+        (mode, seed, split_seed): (Mode, u64, u64),
+        spec: &CurveSpec,
+        data_fingerprint: &str,
+    ) -> Self {
+        let mut h = Sha256::new();
+        for part in [
+            FORMAT,
+            mode.as_str(),
+            &seed.to_string(),
+            &split_seed.to_string(),
+            &serde_json::to_string(spec).expect("a CurveSpec serialises"),
+            data_fingerprint,
+        ] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        let hex: String = h.finalize()[..12]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Self(format!("{experiment}/{task}/{split}/{hex}"))
+    }
+}
+
+/// The fingerprint of a task's data as the cache keys it ([`bulwark_models::fingerprint`]).
+pub fn data_fingerprint(data: &Dataset) -> String {
+    bulwark_models::fingerprint(data)
+}
