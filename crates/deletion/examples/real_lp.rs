@@ -7,7 +7,7 @@
 //! (default 50) and box `C` (default 1), the structured IPM alone (no fallback). Prints the
 //! solver, iterations, seconds, objective, peak RSS and the count of refined directions.
 //! `LOG=1` prints the iteration log on stderr; `START`, `ETA`, `SIGMA`, `MEHR`, `MAXCORR`,
-//! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG` and `ROUNDS`
+//! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG`, `ROUNDS` and `STATIC`
 //! override the `DsxIpmSettings` fields of the same meaning; `JITTER=e` multiplies every non-zero
 //! by `1 + e·(u − 1/2)` with `u` from a fixed hash (breaks ties in the data).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -98,6 +98,9 @@ fn main() {
     }
     if let Some(v) = env("LAG") {
         st.refine_lag = v;
+    }
+    if let Some(v) = env("STATIC") {
+        st.static_regularization = v;
     }
     if let Some(v) = env("ROUNDS") {
         st.max_refinements = v as usize;

@@ -1,7 +1,8 @@
 //! Robustness sweep of the DSX IPM on small, sparse, high-dimensional subsets of MNIST pairs
 //! (development tool; reads mnist10k from the data directory). `STRESS_FALLBACKS=1` also prints each fit a
 //! fallback answered, with the reason the structured IPM stopped; `STRESS_CASE=NAME` runs one
-//! fit with its iteration log; `STRESS_REFINE=0` switches the final-phase refinement off.
+//! fit with its iteration log; `STRESS_REFINE=0` switches the final-phase refinement off;
+//! `STRESS_STATIC=x` sets the static regularisation of the normal equations.
 #![allow(clippy::print_stdout)]
 use bulwark_core::ParamGuard;
 use bulwark_data::{BinaryTask, binary_task, load};
@@ -16,6 +17,12 @@ fn settings() -> bulwark_deletion::DsxIpmSettings {
     let mut s = bulwark_deletion::DsxIpmSettings::default();
     if std::env::var("STRESS_REFINE").is_ok_and(|v| v == "0") {
         s.dual_refinement = false;
+    }
+    if let Some(v) = std::env::var("STRESS_STATIC")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        s.static_regularization = v;
     }
     s
 }

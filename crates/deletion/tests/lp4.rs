@@ -707,3 +707,57 @@ fn ipm_settings_reach_the_solver() {
     assert_ne!(d0.iterations, d1.iterations, "the settings changed nothing");
     assert!((d0.objective - d1.objective).abs() <= 1e-6 * (1.0 + d0.objective));
 }
+
+/// Zero budget (`ipm` module docs, *Zero budget*): with `N = 0`, `λ_i` cancels from the hinge
+/// constraint that rows `a_i` and `b_ij` add up to, so LP (4)'s optimal face is unbounded and no
+/// dual point is strictly feasible. The structured IPM drifted along that ray until its solves
+/// broke down (every `N = 0, C = 0.01` fit of the `stress` sweep fell back, e.g. this one, MNIST
+/// 4 vs 7, 30 images, 784 features). With a cap on each such `λ_i` it answers itself, at
+/// Clarabel's optimum of the uncapped LP.
+#[test]
+fn zero_budget_is_answered_by_the_structured_ipm() {
+    use bulwark_core::DecisionFunction;
+    use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load};
+    let (raw, _) = load("mnist10k", None).expect("mnist10k in the repository's data folder");
+    let task = binary_task(&raw, &BinaryTask::Pair("4".into(), "7".into())).unwrap();
+    let sub = task.select(&(0..30).collect::<Vec<_>>());
+    let data = Scaler::fit(&sub, ScalingKind::MinMax)
+        .and_then(|s| s.transform(&sub))
+        .unwrap();
+    for c in [0.01, 1.0] {
+        let p = DsxLpParams::new()
+            .budget(0.0)
+            .c(c)
+            .values(FeatureValues::Uniform)
+            .tolerance(1e-6)
+            .fallback(false)
+            .check()
+            .unwrap();
+        let (model, d) = p
+            .fit_with_diagnostics(&data)
+            .unwrap_or_else(|e| panic!("C = {c}: {e}"));
+        assert_structured_ipm_answered(&d);
+        let lp = Lp4::new(&data, &FeatureBudget::uniform(784, 0.0).unwrap(), c)
+            .unwrap()
+            .build()
+            .unwrap();
+        let reference = clarabel_objective(&lp);
+        let ours = d.objective;
+        assert!(
+            (ours - reference).abs() <= 1e-5 * (1.0 + reference.abs()),
+            "C = {c}: ours {ours}, clarabel {reference}"
+        );
+        // N = 0 is the hinge loss: the model's mean hinge loss is the optimum
+        let hinge: f64 = (0..data.len())
+            .map(|i| {
+                let y = data.binary_labels().unwrap()[i].as_f64();
+                (1.0 - y * model.decision(data.row(i))).max(0.0)
+            })
+            .sum::<f64>()
+            / data.len() as f64;
+        assert!(
+            (hinge - reference).abs() <= 1e-5 * (1.0 + reference),
+            "C = {c}: hinge {hinge}, clarabel {reference}"
+        );
+    }
+}

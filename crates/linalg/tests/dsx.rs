@@ -410,6 +410,8 @@ fn construction_validates_inputs() {
         DsxSystem::try_new(d(2, 2), &ok_y, &ok_v, 0.0),
         Err(LinalgError::InvalidValue { name: "p", .. })
     ));
+    // p = 0 is allowed only with λ in no row (every v_j = 0)
+    assert!(DsxSystem::try_new(d(2, 2), &ok_y, &[0.0, 0.0], 0.0).is_ok());
     let bad = [1.0, f64::NAN, 3.0, 4.0];
     assert!(matches!(
         DsxSystem::try_new(

@@ -44,6 +44,12 @@ impl DsxIpm<'_> {
             self.rl[j] = -(w + c) * self.zl[j];
             self.ru[j] = -(c - w) * self.zu[j];
         }
+        // the caps: r_c = −(Λ − λ) z_c
+        for k in 0..self.capped.len() {
+            let i = self.capped[k];
+            let lam = self.u[self.lam_index(i)];
+            self.rc[i] = -(self.cap[i] - lam) * self.zc[i];
+        }
     }
 
     /// The centring parameter `σ = (μ_aff/μ)^p`: the aggressive exponent
@@ -74,6 +80,12 @@ impl DsxIpm<'_> {
             let (w, dw) = (self.u[j], self.aff.u[j]);
             self.rl[j] = target - (w + c) * self.zl[j] - dw * self.aff.zl[j];
             self.ru[j] = target - (c - w) * self.zu[j] + dw * self.aff.zu[j];
+        }
+        for k in 0..self.capped.len() {
+            let i = self.capped[k];
+            let l = self.lam_index(i);
+            let (lam, dl) = (self.u[l], self.aff.u[l]);
+            self.rc[i] = target - (self.cap[i] - lam) * self.zc[i] + dl * self.aff.zc[i];
         }
     }
 
@@ -160,6 +172,11 @@ impl DsxIpm<'_> {
             let w = self.u[j] + tp * d.u[j];
             self.rl[j] += corr((w + c) * (self.zl[j] + td * d.zl[j]));
             self.ru[j] += corr((c - w) * (self.zu[j] + td * d.zu[j]));
+        }
+        for &i in &self.capped {
+            let l = self.lam_index(i);
+            let lam = self.u[l] + tp * d.u[l];
+            self.rc[i] += corr((self.cap[i] - lam) * (self.zc[i] + td * d.zc[i]));
         }
     }
 }

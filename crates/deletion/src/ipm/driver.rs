@@ -26,6 +26,9 @@ impl DsxIpm<'_> {
         self.z[t0..].fill(start);
         self.zl.fill(start);
         self.zu.fill(start);
+        for k in 0..self.capped.len() {
+            self.zc[self.capped[k]] = start;
+        }
     }
 
     /// Runs the method.
@@ -121,7 +124,18 @@ impl DsxIpm<'_> {
             let (mut ap, mut ad) = self.gondzio_correctors(ap, ad, target, tol);
             if refine.now(&self.settings, opts.tolerance, (pres, dres, gap)) {
                 match self.refine_dual(tol, opts.tolerance, (ap, ad)) {
-                    Ok(steps) => (ap, ad) = steps,
+                    Ok((steps, defect)) => {
+                        (ap, ad) = steps;
+                        // A dual step `α` leaves a dual residual of about
+                        // `(1 − α) dres + α defect`: once the dual residual is below the
+                        // tolerance and refinement could not bring the direction's defect there
+                        // (`H` too ill-conditioned near the optimum), keep it below and let the
+                        // primal step close the gap.
+                        let tol_ipm = opts.tolerance;
+                        if dres < tol_ipm && defect > tol_ipm {
+                            ad = ad.min(0.5 * (tol_ipm - dres) / (defect - dres));
+                        }
+                    }
                     Err(e) => {
                         status = Status::NumericalError;
                         reason = Some(format!("refinement solve failed: {e}"));

@@ -55,6 +55,32 @@
 //! objective `≥ 0`), so there is no infeasibility detection: a run ends optimal, at the
 //! iteration or time limit, or with a numerical error (`residuals`).
 //!
+//! # Zero budget
+//!
+//! An example whose budget is zero (`N = 0`: `P_i = V_i`) has no adversary, and LP (4) leaves its
+//! `λ_i` free: summing `a_i` and its rows `b_ij` gives the hinge constraint
+//! `y_i(wᵀx_i + b) + ξ_i − Σ_j s_ij ≥ 1`, in which `λ_i` cancels, so raising `λ_i` by `t` and every
+//! `α_ij` by `v_j t` keeps every iterate feasible at the same objective. The optimal face is then
+//! unbounded, no dual point is strictly feasible (`z_α = 0`, `z_λ = 0` on it), the central path
+//! does not exist, and the method drifts along the ray until its solves break down (every
+//! `N = 0, C = 0.01` fit of the `stress` sweep did, at both tolerances). Two exact repairs:
+//!
+//! - **λ fixed.** When every example's budget is zero, `λ_i` is fixed at
+//!   `t_i = max_j |C y_i x_ij| / v_j` (over `v_j > 0`) and taken out of the rows: its terms move to
+//!   the right-hand sides (`h_a = V0_i/P − P_i t_i`, `h_b = v_j/P + v_j t_i`) and its coefficients
+//!   in `G` become 0 (`DsxSystem` gets `v = 0`, `P = 0`). Any `λ_i ≥ max_j (C y_i x_ij w_j)/v_j − 1/P`
+//!   is optimal for a given `w`, and `t_i` is at least that for every `w` in the box, so the optimum
+//!   is unchanged; `α_ij ≥ v_j/P > 0` then holds strictly, so no `α` bound is active either. The
+//!   smallest such value keeps `h_a` and `Σ_j α_ij` small: with a larger one their cancellation
+//!   costs the dual objective its last digits.
+//! - **λ capped.** Every zero-budget example's `λ_i` (the now decoupled variable, or with mixed
+//!   budgets the variable itself) gets a cap `λ_i ≤ Λ_i = 1 + 2 t_i`, which removes the ray and no
+//!   optimum: the inner problem's optimal `λ_i` is at most `t_i − 1/P`. It is a bound like the
+//!   box's, with its dual `z_c` (`r_d` of `λ_i` gains `+z_c`, `H` gains `z_c/(Λ_i − λ_i)`, the dual
+//!   objective `−Λ_i z_c`).
+//!
+//! Examples with a budget have neither, and their iterates are unchanged.
+//!
 //! All vectors are allocated once; the iteration loop allocates nothing.
 //!
 //! # Threads
@@ -144,7 +170,7 @@ pub struct IpmOutcome {
 /// Per-iteration progress callback (`Break` stops the solve with status `time_limit`).
 pub type Progress<'a> = &'a mut dyn FnMut(&IterationInfo) -> ControlFlow<()>;
 
-/// A direction: primal `(Δu, Δs)` and dual `(Δy, Δz, Δz_l, Δz_u)`.
+/// A direction: primal `(Δu, Δs)` and dual `(Δy, Δz, Δz_l, Δz_u, Δz_c)`.
 struct Dir {
     u: Vec<f64>,
     s: Vec<f64>,
@@ -152,10 +178,12 @@ struct Dir {
     z: Vec<f64>,
     zl: Vec<f64>,
     zu: Vec<f64>,
+    /// The caps' duals, per example (0 for an example without a cap; [`DsxIpm::capped`]).
+    zc: Vec<f64>,
 }
 
 impl Dir {
-    fn new(len: usize, rows: usize, n: usize) -> Self {
+    fn new(len: usize, rows: usize, n: usize, m: usize) -> Self {
         Self {
             u: vec![0.0; len],
             s: vec![0.0; rows],
@@ -163,6 +191,7 @@ impl Dir {
             z: vec![0.0; len],
             zl: vec![0.0; n],
             zu: vec![0.0; n],
+            zc: vec![0.0; m],
         }
     }
 }
@@ -210,6 +239,11 @@ pub(crate) struct DsxIpm<'a> {
     /// `max(1, P, max_j v_j)`, the size of λ's column in `G` (`P_i ≤ P` in `a_i`, `v_j` in
     /// `b_ij`): λ's components of the dual residual are measured relative to it (module docs).
     lam_scale: f64,
+    /// λ's coefficients in the rows `b_ij`: `v_j`, or 0 when λ is fixed (module docs, *Zero
+    /// budget*).
+    lam_v: Vec<f64>,
+    /// λ's coefficients in the rows `a_i`: `P_i`, or 0 when λ is fixed.
+    lam_p: Vec<f64>,
     // iterate
     u: Vec<f64>,
     s: Vec<f64>,
@@ -217,6 +251,14 @@ pub(crate) struct DsxIpm<'a> {
     z: Vec<f64>,
     zl: Vec<f64>,
     zu: Vec<f64>,
+    /// The examples whose `λ_i` is capped at `cap[i]` (module docs, *Zero budget*), in order.
+    capped: Vec<usize>,
+    /// `Λ_i` for a capped example, `+∞` otherwise.
+    cap: Vec<f64>,
+    /// The caps' duals (0 for an example without a cap).
+    zc: Vec<f64>,
+    /// The caps' complementarity right-hand sides.
+    rc: Vec<f64>,
     // residuals
     rp: Vec<f64>,
     rd: Vec<f64>,
@@ -325,7 +367,15 @@ impl<'a> DsxIpm<'a> {
                 n: lp.n(),
             }
         };
-        let sys = DsxSystem::try_new_with(rows, &lp.y, &lp.v, lp.p, dsx_settings)?;
+        let (capped, cap, lam_fix) = caps(lp, &yx);
+        // zero budget everywhere: λ fixed out of the rows (module docs, *Zero budget*)
+        let fixed = capped.len() == lp.m();
+        let (lam_v, lam_p, p_sys) = if fixed {
+            (vec![0.0; lp.n()], vec![0.0; lp.m()], 0.0)
+        } else {
+            (lp.v.clone(), lp.p_i.clone(), lp.p)
+        };
+        let sys = DsxSystem::try_new_with(rows, &lp.y, &lam_v, p_sys, dsx_settings)?;
         drop(scaled);
         let (m, n, nnz) = (lp.m(), lp.n(), lp.nnz());
         let len = sys.len();
@@ -335,10 +385,13 @@ impl<'a> DsxIpm<'a> {
         let mut h = vec![0.0; nrows];
         for i in 0..m {
             let r0 = lp.row_offset(i);
-            // DSX eq. (4): a_i ≥ V0_i / P, b_ij ≥ v_j / P
-            h[r0] = lp.v0[i] / lp.p;
+            // DSX eq. (4): a_i ≥ V0_i / P, b_ij ≥ v_j / P; with λ_i fixed at t_i, its terms
+            // `P_i t_i` and `−v_j t_i` move to the right-hand sides
+            let fix = if fixed { lam_fix[i] } else { 0.0 };
+            h[r0] = lp.v0[i] / lp.p - lp.p_i[i] * fix;
             for (t, nz) in (lp.indptr[i]..lp.indptr[i + 1]).enumerate() {
-                h[r0 + 1 + t] = lp.v[lp.indices[nz]] / lp.p;
+                let v = lp.v[lp.indices[nz]];
+                h[r0 + 1 + t] = v / lp.p + v * fix;
             }
         }
         let z = |k: usize| vec![0.0; k];
@@ -354,21 +407,31 @@ impl<'a> DsxIpm<'a> {
             yx,
             h,
             h_norm,
-            lam_scale: lp.v.iter().fold(lp.p.max(1.0), |a, &v| a.max(v)),
+            lam_scale: if fixed {
+                1.0
+            } else {
+                lp.v.iter().fold(lp.p.max(1.0), |a, &v| a.max(v))
+            },
+            lam_v,
+            lam_p,
             u: z(len),
             s: z(nrows),
             y: z(nrows),
             z: z(len),
             zl: z(n),
             zu: z(n),
+            capped,
+            cap,
+            zc: z(m),
+            rc: z(m),
             rp: z(nrows),
             rd: z(len),
             rs: z(nrows),
             rt: z(len),
             rl: z(n),
             ru: z(n),
-            aff: Dir::new(len, nrows, n),
-            dir: Dir::new(len, nrows, n),
+            aff: Dir::new(len, nrows, n, m),
+            dir: Dir::new(len, nrows, n, m),
             inv_s: z(nrows),
             inv_u: z(len),
             rhs: z(len),
@@ -404,4 +467,36 @@ impl<'a> DsxIpm<'a> {
     fn t0(&self) -> usize {
         self.n + 1
     }
+
+    /// Index of `λ_i` in `u`.
+    fn lam_index(&self, i: usize) -> usize {
+        self.lp.var_offset(i) + self.lp.support_len(i)
+    }
+}
+
+/// The examples with a zero budget, their caps `Λ_i` and the values `t_i` λ is fixed at (module
+/// docs, *Zero budget*): an example whose budget `V_i − P_i` is zero (to rounding) gets
+/// `t_i = max_j |C y_i x_ij| / v_j` over its support's features with `v_j > 0` and
+/// `Λ_i = 1 + 2 t_i`, every other example `Λ_i = +∞` (and `t_i = 0`). `yx` is `C y_i x_ij` over
+/// the supports.
+fn caps(lp: &Lp4, yx: &[f64]) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+    let mut capped = Vec::new();
+    let mut cap = vec![f64::INFINITY; lp.m()];
+    let mut fix = vec![0.0; lp.m()];
+    for (i, cap_i) in cap.iter_mut().enumerate() {
+        let nz = lp.indptr[i]..lp.indptr[i + 1];
+        let col = |t: usize| lp.indices[t];
+        let v_i: f64 = nz.clone().map(|t| lp.v[col(t)]).sum();
+        if v_i - lp.p_i[i] > 1e-12 * v_i.max(1.0) {
+            continue;
+        }
+        let top = nz
+            .filter(|&t| lp.v[col(t)] > 0.0)
+            .map(|t| yx[t].abs() / lp.v[col(t)])
+            .fold(0.0f64, f64::max);
+        *cap_i = 1.0 + 2.0 * top;
+        fix[i] = top;
+        capped.push(i);
+    }
+    (capped, cap, fix)
 }

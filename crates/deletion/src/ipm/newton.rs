@@ -22,9 +22,9 @@ impl DsxIpm<'_> {
             self.newton_rhs::<AFF, false>();
         }
         let mut d = if which_aff {
-            std::mem::replace(&mut self.aff, Dir::new(0, 0, 0))
+            std::mem::replace(&mut self.aff, Dir::new(0, 0, 0, 0))
         } else {
-            std::mem::replace(&mut self.dir, Dir::new(0, 0, 0))
+            std::mem::replace(&mut self.dir, Dir::new(0, 0, 0, 0))
         };
         let r = self.solve_h(&mut d.u, tol).map(|()| {
             if self.rp_zero {
@@ -103,7 +103,7 @@ impl DsxIpm<'_> {
                 let rtu = |t: usize| if AFF { -zt[t] } else { rt[t] * iu[t] };
                 let qa = qrow(0);
                 rbk += lp.y[i] * qa;
-                let mut lam = lp.p_i[i] * qa;
+                let mut lam = self.lam_p[i] * qa;
                 if lp.dense {
                     // every feature in the support (j = t): data-parallel loops, then the
                     // reduction
@@ -114,7 +114,7 @@ impl DsxIpm<'_> {
                     for ((w, &a), &qb) in acc[..kk].iter_mut().zip(yx).zip(q.iter()) {
                         *w += a * qb;
                     }
-                    lam -= dot(&lp.v[..kk], q);
+                    lam -= dot(&self.lam_v[..kk], q);
                     for (t, o) in out[..kk].iter_mut().enumerate() {
                         *o = (q[t] - qa) + rtu(t) - rd[t];
                     }
@@ -123,7 +123,7 @@ impl DsxIpm<'_> {
                         let j = cols[t];
                         let qb = qrow(t + 1);
                         acc[j] += yx[t] * qb;
-                        lam -= lp.v[j] * qb;
+                        lam -= self.lam_v[j] * qb;
                         out[t] = (qb - qa) + rtu(t) - rd[t];
                     }
                 }
@@ -143,6 +143,11 @@ impl DsxIpm<'_> {
             rhs_w[j] += self.rl[j] / (w + c) - self.ru[j] / (c - w) - self.rd[j];
         }
         rhs_w[n] = rb.iter().sum::<f64>() - self.rd[n];
+        // the caps' bound terms on λ: −r_c/(Λ − λ) (the box's `−r_u/p_u`)
+        for &i in &self.capped {
+            let l = self.lam_index(i);
+            self.rhs[l] -= self.rc[i] / (self.cap[i] - self.u[l]);
+        }
     }
 
     /// Recovers `Δs = GΔu + r_p`, `Δy = (r_s − y∘Δs)/s`, the bound-dual steps, and the largest
@@ -166,10 +171,11 @@ impl DsxIpm<'_> {
             z: dz,
             zl: dzl,
             zu: dzu,
+            zc: dzc,
         } = d;
         let db = du[n];
-        let (du_w, du_t) = du.split_at(n + 1);
-        let du_t = parts(du_t, &p.tail);
+        let (du_w, du_tail) = du.split_at(n + 1);
+        let du_t = parts(du_tail, &p.tail);
         let mut ds = parts_mut(ds, &p.rows);
         let mut dy = parts_mut(dy, &p.rows);
         let mut dz = parts_mut(&mut dz[t0..], &p.tail);
@@ -233,13 +239,13 @@ impl DsxIpm<'_> {
                 let du = &du[vr.clone()];
                 let dz = &mut dz[vr];
                 let (dl, dx) = (du[kk], du[kk + 1]);
-                let mut act = lp.p_i[i] * dl + lp.y[i] * db + dx;
+                let mut act = self.lam_p[i] * dl + lp.y[i] * db + dx;
                 if lp.dense {
                     // every feature in the support (j = t): data-parallel loops, then reductions
                     let (ds_b, dy_b) = (&mut ds[1..], &mut dy[1..]);
                     for (t, (sb, yb)) in ds_b.iter_mut().zip(dy_b.iter_mut()).enumerate() {
                         let rpt = if RP0 { 0.0 } else { rp[t + 1] };
-                        let s_new = yx[t] * du_w[t] - lp.v[t] * dl + du[t] + rpt;
+                        let s_new = yx[t] * du_w[t] - self.lam_v[t] * dl + du[t] + rpt;
                         *sb = s_new;
                         *yb = dyv(r0 + t + 1, s_new);
                     }
@@ -255,7 +261,7 @@ impl DsxIpm<'_> {
                         let j = cols[t];
                         let da = du[t];
                         let rpt = if RP0 { 0.0 } else { rp[t + 1] };
-                        let sb = yx[t] * du_w[j] - lp.v[j] * dl + da + rpt;
+                        let sb = yx[t] * du_w[j] - self.lam_v[j] * dl + da + rpt;
                         let yb = dyv(r0 + t + 1, sb);
                         let zb = dzv(a0 + t, da);
                         ds[t + 1] = sb;
@@ -308,7 +314,13 @@ impl DsxIpm<'_> {
             dzl[j] = (self.rl[j] - self.zl[j] * dw) / (w + c);
             dzu[j] = (self.ru[j] + self.zu[j] * dw) / (c - w);
         }
+        // the caps: Δz_c = (r_c + z_c Δλ)/(Λ − λ) (the box's upper side)
+        for &i in &self.capped {
+            let l = self.lam_index(i);
+            dzc[i] = (self.rc[i] + self.zc[i] * du_tail[l - t0]) / (self.cap[i] - self.u[l]);
+        }
         let (ap, ad) = self.box_steps((1.0 / pm, 1.0 / dm), &du[..n], dzl, dzu);
+        let (ap, ad) = self.cap_steps((ap, ad), |l| du_tail[l - t0], dzc);
         (ap, ad, sums)
     }
 }

@@ -71,6 +71,11 @@ impl DsxIpm<'_> {
                 kappa[i - e0] = z[a0 + kk + 1] * inv_u[a0 + kk + 1];
             }
         });
+        // a cap's bound term on λ (module docs, *Zero budget*), like the box's on w
+        for &i in &self.capped {
+            let l = self.lam_index(i);
+            self.sc.rho[i] += self.zc[i] / (self.cap[i] - self.u[l]);
+        }
         let view = self.sc.view();
         let sys = &mut self.sys;
         let info = self.exec.install(|| sys.factor(&view))?;

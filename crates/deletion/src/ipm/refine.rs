@@ -58,13 +58,14 @@ impl DsxIpm<'_> {
     /// too inaccurate a round can meet the equations with a useless direction). `steps` are the
     /// step lengths of the direction as it is; returns those of the direction kept (before `η`).
     /// `tol` is the solves' tolerance. Rounds stop once `‖e‖∞` is a tenth of the IPM's tolerance `ipm_tol` (a dual residual
-    /// that small needs no more).
+    /// that small needs no more). Also returns the defect of the direction kept in the measure of
+    /// the relative dual residual ([`DsxIpm::defect_measure`]).
     pub(super) fn refine_dual(
         &mut self,
         tol: f64,
         ipm_tol: f64,
         mut steps: (f64, f64),
-    ) -> Result<(f64, f64)> {
+    ) -> Result<((f64, f64), f64)> {
         let mut defect = self.dual_defect();
         for _ in 0..self.settings.max_refinements {
             if defect <= 0.1 * ipm_tol {
@@ -85,12 +86,35 @@ impl DsxIpm<'_> {
             }
             self.aff.u = du;
             solved?;
-            let Some((next, s)) = kept else { break };
+            let Some((next, s)) = kept else {
+                // `rhs` was overwritten by the rejected round: measure the direction kept again
+                self.dual_defect();
+                break;
+            };
             self.refinements += 1;
             (defect, steps) = (next, s);
             // `rhs` holds the new defect for the next round
         }
-        Ok(steps)
+        Ok((steps, self.defect_measure()))
+    }
+
+    /// The defect `−e` held in `rhs` (by [`DsxIpm::dual_defect`]) in the measure of the relative
+    /// dual residual: the ∞-norm with λ's components divided by the size of λ's column, over
+    /// `1 + ‖c‖∞ = 2` (`residuals`).
+    fn defect_measure(&self) -> f64 {
+        let lp = self.lp;
+        let mut worst = self.rhs[..=self.n]
+            .iter()
+            .fold(0.0f64, |a, &v| a.max(v.abs()));
+        let inv_lam = 1.0 / self.lam_scale;
+        for i in 0..self.m {
+            let (a0, kk) = (lp.var_offset(i), lp.support_len(i));
+            for (t, v) in self.rhs[a0..a0 + kk + 2].iter().enumerate() {
+                let v = if t == kk { v.abs() * inv_lam } else { v.abs() };
+                worst = worst.max(v);
+            }
+        }
+        worst / 2.0
     }
 
     /// The dual defect `e = r_d − GᵀΔy − ΔZ` of `self.dir`, written into `rhs` as `−e`;
@@ -108,15 +132,15 @@ impl DsxIpm<'_> {
             let nz = lp.indptr[i];
             let dya = d.y[r0];
             gb += lp.y[i] * dya;
-            let mut glam = lp.p_i[i] * dya;
+            let mut glam = self.lam_p[i] * dya;
             for t in 0..kk {
                 let j = if lp.dense { t } else { lp.indices[nz + t] };
                 let dyb = d.y[r0 + 1 + t];
                 rhs[j] += self.yx[nz + t] * dyb;
-                glam -= lp.v[j] * dyb;
+                glam -= self.lam_v[j] * dyb;
                 rhs[a0 + t] = -(rd[a0 + t] - (dyb - dya + d.z[a0 + t]));
             }
-            rhs[a0 + kk] = -(rd[a0 + kk] - (glam + d.z[a0 + kk]));
+            rhs[a0 + kk] = -(rd[a0 + kk] - (glam + d.z[a0 + kk] - d.zc[i]));
             rhs[a0 + kk + 1] = -(rd[a0 + kk + 1] - (dya + d.z[a0 + kk + 1]));
         }
         for j in 0..n {
@@ -136,12 +160,12 @@ impl DsxIpm<'_> {
             let (r0, a0, kk) = (lp.row_offset(i), lp.var_offset(i), lp.support_len(i));
             let nz = lp.indptr[i];
             let (dl, dx) = (sign * du[a0 + kk], sign * du[a0 + kk + 1]);
-            let mut act = lp.p_i[i] * dl + lp.y[i] * db + dx;
+            let mut act = self.lam_p[i] * dl + lp.y[i] * db + dx;
             for t in 0..kk {
                 let j = if lp.dense { t } else { lp.indices[nz + t] };
                 let da = sign * du[a0 + t];
                 act -= da;
-                let ds = self.yx[nz + t] * sign * du[j] - lp.v[j] * dl + da;
+                let ds = self.yx[nz + t] * sign * du[j] - self.lam_v[j] * dl + da;
                 let r = r0 + 1 + t;
                 d.s[r] += ds;
                 d.y[r] -= self.y[r] * self.inv_s[r] * ds;
@@ -161,6 +185,10 @@ impl DsxIpm<'_> {
             d.zl[j] -= self.zl[j] * dw / (w + c);
             d.zu[j] += self.zu[j] * dw / (c - w);
         }
+        for &i in &self.capped {
+            let l = lp.var_offset(i) + lp.support_len(i);
+            d.zc[i] += self.zc[i] * sign * du[l] / (self.cap[i] - self.u[l]);
+        }
     }
 
     /// The largest primal and dual step lengths along `self.dir` (before `η`).
@@ -177,6 +205,7 @@ impl DsxIpm<'_> {
             pm = pm.max(-d.u[v] * self.inv_u[v]);
             dm = dm.max(-d.z[v] / self.z[v]);
         }
-        self.box_steps((1.0 / pm, 1.0 / dm), &d.u[..n], &d.zl, &d.zu)
+        let steps = self.box_steps((1.0 / pm, 1.0 / dm), &d.u[..n], &d.zl, &d.zu);
+        self.cap_steps(steps, |l| d.u[l], &d.zc)
     }
 }

@@ -9,9 +9,9 @@ use super::parallel::{PARTS, chunks, jobs, parts, parts_mut};
 use super::{Dir, DsxIpm, DsxIpmSettings, IpmOptions};
 
 impl DsxIpm<'_> {
-    /// Complementarity `Σ (w + C)∘z_l + (C − w)∘z_u` of the box pairs after steps `(ap, ad)`
-    /// along `d` (`d = None`: at the current iterate). The rows and the tail are summed by
-    /// [`DsxIpm::residuals`] and [`DsxIpm::recover`] in their passes.
+    /// Complementarity `Σ (w + C)∘z_l + (C − w)∘z_u` of the box pairs and `Σ (Λ_i − λ_i) z_c,i` of
+    /// the caps after steps `(ap, ad)` along `d` (`d = None`: at the current iterate). The rows
+    /// and the tail are summed by [`DsxIpm::residuals`] and [`DsxIpm::recover`] in their passes.
     pub(super) fn box_complementarity(&self, d: Option<(&Dir, f64, f64)>) -> f64 {
         let c = self.c_box;
         let mut sum = 0.0;
@@ -26,12 +26,20 @@ impl DsxIpm<'_> {
             };
             sum += (w + c) * zl + (c - w) * zu;
         }
+        for &i in &self.capped {
+            let l = self.lam_index(i);
+            let (lam, zc) = match d {
+                None => (self.u[l], self.zc[i]),
+                Some((d, ap, ad)) => (self.u[l] + ap * d.u[l], self.zc[i] + ad * d.zc[i]),
+            };
+            sum += (self.cap[i] - lam) * zc;
+        }
         sum
     }
 
-    /// Number of complementarity pairs (rows, tail, both box sides): `μ` is their mean.
+    /// Number of complementarity pairs (rows, tail, both box sides, caps): `μ` is their mean.
     pub(super) fn n_pairs(&self) -> f64 {
-        (self.rows + (self.len - self.t0()) + 2 * self.n) as f64
+        (self.rows + (self.len - self.t0()) + 2 * self.n + self.capped.len()) as f64
     }
 
     /// Residuals; returns `(pobj, dobj, pres, dres, gap)` and the complementarity
@@ -52,6 +60,7 @@ impl DsxIpm<'_> {
         let (u_t, z_t) = (parts(u_t, &p.tail), parts(&self.z[t0..], &p.tail));
         let mut rp = parts_mut(&mut self.rp, &p.rows);
         let mut rd = parts_mut(&mut self.rd[t0..], &p.tail);
+        let zc = parts(&self.zc, &p.ex);
         let mut wacc = chunks(&mut self.wacc, n);
         // per block: [b part of Gᵀy, hᵀy, Σ ξ, ‖r_p‖∞, ‖r_d tail‖∞, Σ s∘y + u∘z]
         let mut sums = [[0.0f64; 6]; PARTS];
@@ -61,7 +70,7 @@ impl DsxIpm<'_> {
         let work = jobs(|k| {
             (
                 k,
-                (s[k], h[k], y[k], u_t[k], z_t[k]),
+                (s[k], h[k], y[k], u_t[k], z_t[k], zc[k]),
                 std::mem::take(&mut rp[k]),
                 std::mem::take(&mut rd[k]),
                 std::mem::take(&mut wacc[k]),
@@ -69,7 +78,7 @@ impl DsxIpm<'_> {
             )
         });
         self.exec
-            .run(work, |(k, (s, h, y, u, z), rp, rd, acc, slot)| {
+            .run(work, |(k, (s, h, y, u, z, zc), rp, rd, acc, slot)| {
                 let e0 = p.ex[k];
                 acc.fill(0.0);
                 let (mut gb, mut hy, mut xi, mut np, mut nd) = (0.0, 0.0, 0.0, 0.0f64, 0.0f64);
@@ -84,19 +93,20 @@ impl DsxIpm<'_> {
                     let (cols, yx) = (&lp.indices[nz.clone()], &yx_all[nz]);
                     let (lam, xii) = (u[a0 + kk], u[a0 + kk + 1]);
                     let ya = y[r0];
-                    let mut act = lp.p_i[i] * lam + lp.y[i] * wb + xii;
-                    let mut glam = lp.p_i[i] * ya;
+                    let mut act = self.lam_p[i] * lam + lp.y[i] * wb + xii;
+                    let mut glam = self.lam_p[i] * ya;
                     for t in 0..kk {
                         let j = if lp.dense { t } else { cols[t] };
                         let (alpha, yb) = (u[a0 + t], y[r0 + 1 + t]);
                         act -= alpha;
-                        let r =
-                            yx[t] * u_w[j] - lp.v[j] * lam + alpha - s[r0 + 1 + t] - h[r0 + 1 + t];
+                        let r = yx[t] * u_w[j] - self.lam_v[j] * lam + alpha
+                            - s[r0 + 1 + t]
+                            - h[r0 + 1 + t];
                         rp[r0 + 1 + t] = r;
                         np = np.max(r.abs());
                         bad += r * 0.0;
                         acc[j] += yx[t] * yb;
-                        glam -= lp.v[j] * yb;
+                        glam -= self.lam_v[j] * yb;
                         let d = ya - yb - z[a0 + t];
                         cp += s[r0 + 1 + t] * yb + alpha * z[a0 + t];
                         rd[a0 + t] = d;
@@ -106,7 +116,8 @@ impl DsxIpm<'_> {
                     }
                     let r = act - s[r0] - h[r0];
                     rp[r0] = r;
-                    let dl = -glam - z[a0 + kk];
+                    // (a cap's dual enters λ's equation: 0 without one)
+                    let dl = -glam - z[a0 + kk] + zc[i - e0];
                     let dx = 1.0 - ya - z[a0 + kk + 1];
                     rd[a0 + kk] = dl;
                     rd[a0 + kk + 1] = dx;
@@ -153,6 +164,9 @@ impl DsxIpm<'_> {
         for j in 0..n {
             rd_w[j] = -rd_w[j] - (self.zl[j] - self.zu[j]);
             dobj -= c * (self.zl[j] + self.zu[j]);
+        }
+        for &i in &self.capped {
+            dobj -= self.cap[i] * self.zc[i];
         }
         rd_w[n] = -gb;
         let pres = np / (1.0 + self.h_norm);

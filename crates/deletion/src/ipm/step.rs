@@ -103,6 +103,27 @@ impl DsxIpm<'_> {
         (ap, ad)
     }
 
+    /// The step lengths `(ap, ad)` shortened, where they must be, by the caps `λ_i ≤ Λ_i` along
+    /// `dlam(index of λ_i)` and their duals along `dzc`.
+    pub(super) fn cap_steps(
+        &self,
+        (mut ap, mut ad): (f64, f64),
+        dlam: impl Fn(usize) -> f64,
+        dzc: &[f64],
+    ) -> (f64, f64) {
+        for &i in &self.capped {
+            let l = self.lam_index(i);
+            let dl = dlam(l);
+            if dl > 0.0 {
+                ap = ap.min((self.cap[i] - self.u[l]) / dl);
+            }
+            if dzc[i] < 0.0 {
+                ad = ad.min(-self.zc[i] / dzc[i]);
+            }
+        }
+        (ap, ad)
+    }
+
     /// Moves the iterate along the combined direction: the primal part `(u, s)` by `ap`, the
     /// dual part `(y, z, z_l, z_u)` by `ad`.
     pub(super) fn take_step(&mut self, ap: f64, ad: f64) {
@@ -127,6 +148,9 @@ impl DsxIpm<'_> {
         for j in 0..n {
             self.zl[j] += ad * d.zl[j];
             self.zu[j] += ad * d.zu[j];
+        }
+        for &i in &self.capped {
+            self.zc[i] += ad * d.zc[i];
         }
     }
 }

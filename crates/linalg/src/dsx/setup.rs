@@ -102,7 +102,8 @@ fn validate_rows(rows: RowsRef<'_>) -> Result<Rows> {
 impl DsxSystem {
     /// Validates and copies the data; sizes every buffer. `O(nnz + n²)` memory.
     ///
-    /// `y_i ∈ {−1, +1}`, `v_j ≥ 0` finite, `p > 0` finite.
+    /// `y_i ∈ {−1, +1}`, `v_j ≥ 0` finite, `p > 0` finite (or `p = 0` with every `v_j = 0`: λ in
+    /// no row).
     pub fn try_new(rows: RowsRef<'_>, y: &[f64], v: &[f64], p: f64) -> Result<Self> {
         Self::try_new_with(rows, y, v, p, DsxSettings::default())
     }
@@ -136,12 +137,14 @@ impl DsxSystem {
         }
         check_len("v", n, v.len())?;
         check_nonneg("v", v)?;
-        if !(p.is_finite() && p > 0.0) {
+        // p = 0 only with every v_j = 0: λ out of every row (a zero budget with λ fixed)
+        let lam_free = v.iter().all(|&vj| vj == 0.0);
+        if !(p.is_finite() && (p > 0.0 || (p == 0.0 && lam_free))) {
             return Err(LinalgError::InvalidValue {
                 name: "p",
                 index: 0,
                 value: p,
-                reason: "must be finite and > 0",
+                reason: "must be finite and > 0 (0 only when every v_j is 0)",
             });
         }
         validate_settings(&settings)?;
