@@ -230,7 +230,8 @@ fn main() {
              cases: dense-1000x100, mnist-like-10000x784, mnist-like-2000x784, spambase, dense-MxN, \
              sparse-MxN-DENSITY, fashion-0v6 (T-shirt vs shirt), fashion-0-vs-rest\n\
              env: LP_BENCH_LOG=1 (iteration log on stderr), LP_BENCH_REPEAT=k, LP_BENCH_MPS_ONLY=1, \
-             LP_BENCH_FASHION=train-images-idx3-ubyte.gz (the fashion cases)"
+             LP_BENCH_FASHION=train-images-idx3-ubyte.gz (the fashion cases), \
+             LP_BENCH_TIME_LIMIT=seconds (each solver attempt)"
         );
         return;
     }
@@ -292,11 +293,18 @@ fn main() {
             return;
         }
     }
-    let params = DsxLpParams::new()
+    let mut params = DsxLpParams::new()
         .budget(budget)
         .c(c)
         .values(FeatureValues::Uniform)
         .backend(LpBackend::Structured);
+    // LP_BENCH_TIME_LIMIT=s: wall-clock limit of each solver attempt
+    if let Some(s) = std::env::var("LP_BENCH_TIME_LIMIT")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+    {
+        params = params.time_limit(s);
+    }
     // LP_BENCH_LOG: iteration log on stderr
     let mut log = |it: &bulwark_lp::IterationInfo| {
         eprintln!("{}", log::log_line(it));
