@@ -123,19 +123,60 @@ fn run_ours(
         // best and median of `repeat` solves (the machine may be shared)
         .env("LP_BENCH_REPEAT", repeat.to_string())
         .current_dir(root);
+    // the real cases keep their iteration log, so a run that dies says how far it got
+    let log = root
+        .join("target/bench")
+        .join(format!("{case}-t{threads}.log"));
     if let Some(dir) = fashion {
+        let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         cmd.env("LP_BENCH_FASHION", dir.join("train-images-idx3-ubyte.gz"))
-            .env("LP_BENCH_TIME_LIMIT", REAL_TIME_LIMIT.to_string());
+            .env("LP_BENCH_TIME_LIMIT", REAL_TIME_LIMIT.to_string())
+            .env("LP_BENCH_LOG", "1")
+            .stderr(file);
     }
     println!("running ours on {case}, {threads} thread(s) …");
     let status = cmd
         .status()
         .map_err(|e| format!("cannot run the bench runner: {e}"))?;
     if !status.success() {
-        return Err(format!("bench runner failed on {case} ({status})"));
+        let progress = match fashion {
+            Some(_) => std::fs::read_to_string(&log)
+                .ok()
+                .map(|text| how_far(&text))
+                .unwrap_or_default(),
+            None => String::new(),
+        };
+        return Err(format!(
+            "bench runner failed on {case} ({status}){progress}"
+        ));
     }
     let json = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(Run { json })
+}
+
+/// How far a runner's iteration log got: the solvers started (each log restarts at iteration 0)
+/// and the last iteration line.
+fn how_far(log: &str) -> String {
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| {
+            l.trim_start()
+                .split(' ')
+                .next()
+                .is_some_and(|w| w.parse::<u32>().is_ok())
+        })
+        .collect();
+    let solvers = lines
+        .iter()
+        .filter(|l| l.trim_start().starts_with("0 "))
+        .count();
+    match lines.last() {
+        Some(last) => format!(
+            "; {solvers} solver(s) started, the last iteration logged: `{}`",
+            last.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+        None => String::new(),
+    }
 }
 
 pub(crate) fn cargo() -> String {
@@ -933,6 +974,15 @@ mod tests {
                 r#"{{"case":"spambase","data":"UCI spambase (real)","solver":"dsx-ipm (block-arrow normal equations)","fallbacks":"","budget":4,"c":1,"values":"uniform","converged":true,"cpu_per_wall":0.98,"m":4601,"n":57,"nnz":59231,"objective":0.8017,"iterations":45,"seconds":{median},"seconds_median":{median},"seconds_all":[{median}],"lp_vars":68491,"lp_rows":63832,"steal_percent":0.1,"threads":{threads}}}"#
             ),
         }
+    }
+
+    #[test]
+    fn a_dead_runner_says_how_far_it_got() {
+        let log = "  0 pobj +1e-1 dres 2e2 step 0.000 t 0.5s\n  1 pobj +5e0 step 0.5 t 5.1s\nnote\n  0 pobj +1e-1 hsd\n  7 pobj +2e0 t 99.0s\n";
+        let s = how_far(log);
+        assert!(s.contains("2 solver(s) started"), "{s}");
+        assert!(s.ends_with("`7 pobj +2e0 t 99.0s`"), "{s}");
+        assert_eq!(how_far("nothing logged\n"), "");
     }
 
     #[test]

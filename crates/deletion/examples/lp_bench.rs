@@ -231,7 +231,7 @@ fn main() {
              sparse-MxN-DENSITY, fashion-0v6 (T-shirt vs shirt), fashion-0-vs-rest\n\
              env: LP_BENCH_LOG=1 (iteration log on stderr), LP_BENCH_REPEAT=k, LP_BENCH_MPS_ONLY=1, \
              LP_BENCH_FASHION=train-images-idx3-ubyte.gz (the fashion cases), \
-             LP_BENCH_TIME_LIMIT=seconds (each solver attempt)"
+             LP_BENCH_TIME_LIMIT=seconds (each solver attempt), LP_BENCH_NO_FALLBACK=1"
         );
         return;
     }
@@ -298,6 +298,10 @@ fn main() {
         .c(c)
         .values(FeatureValues::Uniform)
         .backend(LpBackend::Structured);
+    // LP_BENCH_NO_FALLBACK=1: the structured IPM alone (its failure is the runner's error)
+    if std::env::var_os("LP_BENCH_NO_FALLBACK").is_some() {
+        params = params.fallback(false);
+    }
     // LP_BENCH_TIME_LIMIT=s: wall-clock limit of each solver attempt
     if let Some(s) = std::env::var("LP_BENCH_TIME_LIMIT")
         .ok()

@@ -8,6 +8,11 @@
 //! `H δu = −e`, `δs = G δu`, `δy = −Θ δs`, `δz = −(z/u) δu` (and the box's), so that the
 //! corrected direction satisfies the dual equation up to the solve's relative error times `‖e‖`,
 //! a tiny number, while the other equations stay exact.
+//!
+//! When the factorisation is too inaccurate for that (rounds that do not halve the defect are
+//! undone) and the dual residual is already below the tolerance, the driver caps the dual step so
+//! that `(1 − α) dres + α defect` stays below it ([`DsxIpm::refine_dual`] returns the defect in
+//! the measure of the dual residual) and lets the primal step close the gap.
 
 use super::{DsxIpm, DsxIpmSettings};
 use crate::error::Result;
