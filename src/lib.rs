@@ -10,6 +10,7 @@
 //! | [`lp`] | `bulwark-lp` | a general LP interior-point engine and MPS reader |
 //! | [`deletion`] | `bulwark-deletion` | the Dekel–Shamir–Xiao robust LP (4) classifier |
 //! | [`online`] | `bulwark-online` | O2B (cube-projected Perceptron), linear SVM, FDROP, logistic regression |
+//! | [`gaussian`] | `bulwark-gaussian` | Gaussian-robust losses (Ginodi 2010): GURU SGD, certified batch solver |
 //! | [`adversary`] | `bulwark-adversary` | test-time attacks, certified robust error, contamination |
 //! | [`eval`] | `bulwark-eval` | the reproduction harness of the papers' experiments |
 //!
@@ -44,6 +45,7 @@ pub use bulwark_core as core;
 pub use bulwark_data as data;
 pub use bulwark_deletion as deletion;
 pub use bulwark_eval as eval;
+pub use bulwark_gaussian as gaussian;
 pub use bulwark_linalg as linalg;
 pub use bulwark_lp as lp;
 pub use bulwark_online as online;
@@ -57,5 +59,6 @@ pub mod prelude {
     };
     pub use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load, train_test};
     pub use bulwark_deletion::DsxLpParams;
+    pub use bulwark_gaussian::GuruParams;
     pub use bulwark_online::{FdropParams, LogregParams, O2bParams, SvmParams};
 }

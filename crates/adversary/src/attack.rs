@@ -427,16 +427,20 @@ pub enum AttackKind {
     RandomDelete,
     /// [`ExactDelete`].
     ExactDelete,
+    /// [`crate::UniformNoise`]: i.i.d. `U(−a, a)` on every feature, the budget is `a`
+    /// (Ginodi Figs. 2.5, 2.7).
+    UniformNoise,
 }
 
 impl AttackKind {
     /// Every kind, in CLI order.
-    pub const ALL: [AttackKind; 5] = [
+    pub const ALL: [AttackKind; 6] = [
         AttackKind::None,
         AttackKind::GreedyDelete,
         AttackKind::GreedyCorrupt,
         AttackKind::RandomDelete,
         AttackKind::ExactDelete,
+        AttackKind::UniformNoise,
     ];
     /// The CLI spelling.
     pub fn as_str(self) -> &'static str {
@@ -446,6 +450,7 @@ impl AttackKind {
             AttackKind::GreedyCorrupt => "greedy-corrupt",
             AttackKind::RandomDelete => "random-delete",
             AttackKind::ExactDelete => "exact-delete",
+            AttackKind::UniformNoise => "uniform-noise",
         }
     }
 }
@@ -466,7 +471,7 @@ impl FromStr for AttackKind {
                 Error::param(
                     "attack",
                     s,
-                    "one of none, greedy-delete, greedy-corrupt, random-delete, exact-delete",
+                    "one of none, greedy-delete, greedy-corrupt, random-delete, exact-delete, uniform-noise",
                 )
             })
     }
@@ -584,6 +589,20 @@ impl Attack {
                 node_limit: self.node_limit,
             }
             .run(model, data),
+            AttackKind::UniformNoise => {
+                let data = crate::UniformNoise { a: budget }.apply(data, rng)?;
+                // every feature of every example moves (a = 0 moves none)
+                let touched = if budget > 0.0 {
+                    data.len() * data.n_features()
+                } else {
+                    0
+                };
+                Ok(AttackOutcome {
+                    data,
+                    touched,
+                    incomplete: 0,
+                })
+            }
         }
     }
 }

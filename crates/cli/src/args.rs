@@ -287,6 +287,9 @@ pub enum AttackArg {
     RandomDelete,
     /// Exact worst-case deletion (0/1 knapsack per example).
     ExactDelete,
+    /// Ginodi Figs. 2.5/2.7: i.i.d. U(-a, a) noise on every feature (in the model's input
+    /// units, after its scaling); the budget is a.
+    UniformNoise,
 }
 
 /// `bulwark eval`
@@ -297,7 +300,8 @@ pub struct EvalArgs {
     /// The attack.
     #[arg(long, value_enum, default_value = "none")]
     pub attack: AttackArg,
-    /// Adversary budget N (total value of deleted/corrupted features per example).
+    /// Adversary budget N (total value of deleted/corrupted features per example; the
+    /// half-width a for uniform-noise).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub budget: f64,
     /// Several budgets, comma-separated: an error-versus-budget curve (input of `bulwark plot`).

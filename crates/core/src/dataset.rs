@@ -490,6 +490,22 @@ impl Dataset {
         })
     }
 
+    /// The labels of a binary training set, after the checks every binary learner makes: at
+    /// least one example and one feature, both classes present, every value finite. (Example
+    /// weights are the learner's business: it honours them or calls
+    /// [`Dataset::reject_weights`].)
+    pub fn binary_training_labels(&self) -> Result<&[Sign]> {
+        if self.is_empty() {
+            return Err(Error::param("data", "empty", "at least one example"));
+        }
+        let y = self.require_two_classes()?;
+        self.check_finite()?;
+        if self.n_features() == 0 {
+            return Err(Error::param("data", "0 features", "at least one feature"));
+        }
+        Ok(y)
+    }
+
     /// Checks every feature value is finite (constructors of the matrix types already do).
     pub fn check_finite(&self) -> Result<()> {
         for i in 0..self.len() {

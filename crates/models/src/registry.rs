@@ -17,6 +17,7 @@ pub static LEARNERS: &[&dyn Learner] = &[
     &bulwark_online::SvmLearner,
     &bulwark_online::FdropLearner,
     &bulwark_online::LogregLearner,
+    &bulwark_gaussian::GuruLearner,
 ];
 
 /// Every registered learner.

@@ -5,14 +5,7 @@ use bulwark_core::{Dataset, Error, Result, Sign};
 /// The checks every binary learner makes before training: non-empty, binary, both classes
 /// present, every value finite, at least one feature, no example weights (unsupported here).
 pub(crate) fn binary_training_labels<'a>(data: &'a Dataset, algorithm: &str) -> Result<&'a [Sign]> {
-    if data.is_empty() {
-        return Err(Error::param("data", "empty", "at least one example"));
-    }
-    let y = data.require_two_classes()?;
-    data.check_finite()?;
-    if data.n_features() == 0 {
-        return Err(Error::param("data", "0 features", "at least one feature"));
-    }
+    let y = data.binary_training_labels()?;
     data.reject_weights(algorithm)?;
     Ok(y)
 }

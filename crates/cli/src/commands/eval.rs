@@ -151,6 +151,7 @@ fn attack_of(kind: AttackArg, values: Vec<f64>, file: &ModelFile) -> anyhow::Res
         AttackArg::GreedyCorrupt => AttackKind::GreedyCorrupt,
         AttackArg::RandomDelete => AttackKind::RandomDelete,
         AttackArg::ExactDelete => AttackKind::ExactDelete,
+        AttackArg::UniformNoise => AttackKind::UniformNoise,
     };
     let mut attack = Attack::new(kind).with_values(values)?;
     if kind == AttackKind::GreedyCorrupt {

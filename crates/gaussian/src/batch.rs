@@ -1,0 +1,260 @@
+//! The deterministic batch solver of (2.22): Newton–CG with an Armijo line search, stopped by
+//! the duality certificate (a relative gap, not a gradient norm).
+//!
+//! The objective is smooth and strictly convex away from `w = 0` (Ginodi Thm 3.2) but not
+//! differentiable at 0, where GURU starts. The batch solver starts instead on the ray of the
+//! limit gradient, at the minimiser of `G(t d̂)`, `d̂ = Σ c y x/‖Σ c y x‖` (a convex function of
+//! `t > 0`, minimised by golden-section search). Each Newton direction solves `H d = −∇G` by
+//! conjugate gradients with a Jacobi preconditioner to a relative residual
+//! `min(0.5, √(‖∇G‖/‖∇G₀‖))` (superlinear local convergence); Hessian–vector products are one
+//! pass over the rows, so nothing of size `n × n` is formed and sparse data stay sparse.
+//! Every buffer is allocated before the first iteration.
+
+use crate::objective::{Certificate, Objective};
+
+/// What the batch solver returns.
+#[derive(Debug, Clone)]
+pub(crate) struct BatchOutcome {
+    pub w: Vec<f64>,
+    pub certificate: Certificate,
+    pub iterations: usize,
+    pub cg_iterations: usize,
+    pub passes: usize,
+    pub converged: bool,
+    /// Why it stopped before the tolerance, if it did.
+    pub stopped: Option<String>,
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The minimiser over `t > 0` of `G(t d̂)`, from `p_m = y_m x_mᵀd̂` (one pass done by the caller).
+fn ray_minimiser(obj: &Objective<'_>, p: &[f64]) -> f64 {
+    let spec = obj.spec();
+    let value = |t: f64| -> f64 {
+        let a = spec.sigma * t;
+        (0..p.len())
+            .map(|i| obj.weight(i) * crate::loss::perspective(spec.loss, a, 1.0 - t * p[i]))
+            .sum()
+    };
+    // G(t d̂) is convex in t and → ∞ (the perspective adds σt r(·) ≥ 0 and the hinge part grows
+    // linearly): double t until G stops decreasing; the minimiser then lies in [0, 2t]
+    let pmax = p.iter().fold(0.0_f64, |m, v| m.max(v.abs())).max(1e-300);
+    let mut hi = 1.0 / pmax;
+    let mut f_hi = value(hi);
+    for _ in 0..200 {
+        let f = value(2.0 * hi);
+        if f >= f_hi {
+            break;
+        }
+        hi *= 2.0;
+        f_hi = f;
+    }
+    golden(value, 0.0, 2.0 * hi)
+}
+
+fn golden(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64) -> f64 {
+    let r = 0.5 * (5f64.sqrt() - 1.0);
+    let mut c = b - r * (b - a);
+    let mut d = a + r * (b - a);
+    let (mut fc, mut fd) = (f(c), f(d));
+    for _ in 0..100 {
+        if fc < fd {
+            b = d;
+            d = c;
+            fd = fc;
+            c = b - r * (b - a);
+            fc = f(c);
+        } else {
+            a = c;
+            c = d;
+            fc = fd;
+            d = a + r * (b - a);
+            fd = f(d);
+        }
+        if (b - a) <= 1e-12 * b.abs().max(1e-300) {
+            break;
+        }
+    }
+    let t = 0.5 * (a + b);
+    if t > 0.0 { t } else { b }
+}
+
+pub(crate) fn solve(obj: &Objective<'_>, tolerance: f64, max_iter: usize) -> BatchOutcome {
+    let (m, dim) = (obj.len(), obj.dim());
+    let mut w = vec![0.0; dim];
+    let mut b = vec![0.0; m];
+    let mut b_trial = vec![0.0; m];
+    let mut v = vec![0.0; dim];
+    let mut g = vec![0.0; dim];
+    let (mut u, mut k) = (vec![0.0; m], vec![0.0; m]);
+    let (mut diag, mut scratch) = (vec![0.0; dim], vec![0.0; dim]);
+    let (mut dir, mut r, mut z, mut p, mut hp) = (
+        vec![0.0; dim],
+        vec![0.0; dim],
+        vec![0.0; dim],
+        vec![0.0; dim],
+        vec![0.0; dim],
+    );
+    let mut w_hat = vec![0.0; dim];
+    let mut w_trial = vec![0.0; dim];
+    let mut passes = 0usize;
+
+    // the limit gradient at 0 is −Σ c y x; start on its ray
+    let mut value = obj.value_into(&w, &mut b);
+    obj.gradient_from(&w, &b, &mut v, &mut g);
+    passes += 2;
+    let vn = dot(&v, &v).sqrt();
+    if vn == 0.0 {
+        // Σ c y x = 0: w = 0 is optimal (every direction's derivative at 0 is 0)
+        let certificate = obj.certificate(&w, &b, &v, value);
+        return BatchOutcome {
+            w,
+            certificate,
+            iterations: 0,
+            cg_iterations: 0,
+            passes,
+            converged: true,
+            stopped: None,
+        };
+    }
+    for (d, v) in dir.iter_mut().zip(&v) {
+        *d = v / vn;
+    }
+    let proj: Vec<f64> = (0..m).map(|i| obj.label(i) * obj.dot(i, &dir)).collect();
+    passes += 1;
+    let t0 = ray_minimiser(obj, &proj);
+    drop(proj);
+    for (w, d) in w.iter_mut().zip(&dir) {
+        *w = t0 * d;
+    }
+
+    let mut iterations = 0;
+    let mut cg_total = 0;
+    let mut g0 = f64::NAN;
+    let mut stopped = None;
+    loop {
+        value = obj.value_into(&w, &mut b);
+        let r_sum = obj.gradient_from(&w, &b, &mut v, &mut g);
+        passes += 2;
+        let certificate = obj.certificate(&w, &b, &v, value);
+        let gnorm = dot(&g, &g).sqrt();
+        if g0.is_nan() {
+            g0 = gnorm.max(1e-300);
+        }
+        if certificate.relative_gap <= tolerance {
+            return BatchOutcome {
+                w,
+                certificate,
+                iterations,
+                cg_iterations: cg_total,
+                passes,
+                converged: true,
+                stopped: None,
+            };
+        }
+        if iterations >= max_iter {
+            stopped.get_or_insert_with(|| format!("iteration limit {max_iter}"));
+        }
+        if let Some(why) = stopped {
+            return BatchOutcome {
+                w,
+                certificate,
+                iterations,
+                cg_iterations: cg_total,
+                passes,
+                converged: false,
+                stopped: Some(why),
+            };
+        }
+        iterations += 1;
+
+        // Newton direction by preconditioned CG on H d = −g
+        let wn = dot(&w, &w).sqrt();
+        for (h, w) in w_hat.iter_mut().zip(&w) {
+            *h = w / wn;
+        }
+        obj.curvature(
+            &w_hat,
+            wn,
+            r_sum,
+            &b,
+            &mut u,
+            &mut k,
+            &mut diag,
+            &mut scratch,
+        );
+        passes += 1;
+        let dmax = diag.iter().fold(0.0_f64, |a, b| a.max(*b));
+        for d in diag.iter_mut() {
+            *d = d.max(1e-12 * dmax).max(1e-300);
+        }
+        let forcing = (gnorm / g0).sqrt().min(0.5);
+        let cg_tol = forcing * gnorm;
+        dir.fill(0.0);
+        for j in 0..dim {
+            r[j] = -g[j];
+            z[j] = r[j] / diag[j];
+            p[j] = z[j];
+        }
+        let mut rz = dot(&r, &z);
+        let max_cg = dim.clamp(20, 500);
+        for it in 0..max_cg {
+            obj.hess_vec(&w_hat, wn, r_sum, &u, &k, &p, &mut hp);
+            passes += 1;
+            cg_total += 1;
+            let php = dot(&p, &hp);
+            if php <= 0.0 || !php.is_finite() {
+                if it == 0 {
+                    // no curvature along the preconditioned gradient: take it as the direction
+                    dir.copy_from_slice(&z);
+                }
+                break;
+            }
+            let alpha = rz / php;
+            for j in 0..dim {
+                dir[j] += alpha * p[j];
+                r[j] -= alpha * hp[j];
+            }
+            if dot(&r, &r).sqrt() <= cg_tol {
+                break;
+            }
+            for j in 0..dim {
+                z[j] = r[j] / diag[j];
+            }
+            let rz_new = dot(&r, &z);
+            let beta = rz_new / rz;
+            rz = rz_new;
+            for j in 0..dim {
+                p[j] = z[j] + beta * p[j];
+            }
+        }
+
+        // Armijo backtracking
+        let slope = dot(&g, &dir);
+        if slope >= 0.0 || !slope.is_finite() {
+            stopped = Some("no descent direction (the precision floor)".into());
+            continue;
+        }
+        let mut t = 1.0;
+        let mut accepted = false;
+        for _ in 0..60 {
+            for j in 0..dim {
+                w_trial[j] = w[j] + t * dir[j];
+            }
+            let f = obj.value_into(&w_trial, &mut b_trial);
+            passes += 1;
+            if f <= value + 1e-4 * t * slope {
+                accepted = true;
+                break;
+            }
+            t *= 0.5;
+        }
+        if !accepted {
+            stopped = Some("line search made no progress (the precision floor)".into());
+            continue;
+        }
+        std::mem::swap(&mut w, &mut w_trial);
+    }
+}

@@ -1,0 +1,124 @@
+//! The registration of GURU as the learner `guru` ([`bulwark_core::Learner`]).
+
+use bulwark_core::{
+    AnyModel, Dataset, Error, Fitted, HyperParams, Learner, ParamKind, ParamSpec, ProgressFn,
+    Result,
+};
+
+use crate::hyperparams::{GuruParams, Solver};
+use crate::loss::{Loss, NoiseNorm};
+
+/// Gaussian-robust classification (Ginodi 2010): GURU's SGD or the certified batch solver.
+#[derive(Debug, Clone, Copy)]
+pub struct GuruLearner;
+
+impl Learner for GuruLearner {
+    fn name(&self) -> &'static str {
+        "guru"
+    }
+    fn title(&self) -> &'static str {
+        "GURU"
+    }
+    fn about(&self) -> &'static str {
+        "Ginodi 2010: hinge loss in expectation under worst-case Gaussian noise of power sigma^2 (GURU SGD or certified Newton), no bias unless --bias"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[
+            ParamSpec {
+                name: "sigma",
+                kind: ParamKind::Float,
+                default: Some("1"),
+                help: "noise standard deviation sigma > 0 (trace bound sigma^2)",
+            },
+            ParamSpec {
+                name: "loss",
+                kind: ParamKind::Text,
+                default: Some("gauss"),
+                help: "scalar loss in the perspective: gauss (z Phi(z) + phi(z)), log (log2(1 + 2^z)) or huber",
+            },
+            ParamSpec {
+                name: "norm",
+                kind: ParamKind::Text,
+                default: Some("l2"),
+                help: "noise covariance: l2 (trace-bounded) or linf (diagonal; sgd only)",
+            },
+            ParamSpec {
+                name: "solver",
+                kind: ParamKind::Text,
+                default: Some("batch"),
+                help: "sgd (GURU, step eta0/sqrt(t)) or batch (Newton-CG to a certified duality gap)",
+            },
+            ParamSpec {
+                name: "eta0",
+                kind: ParamKind::Float,
+                default: Some("1"),
+                help: "GURU's initial step eta0 > 0",
+            },
+            ParamSpec {
+                name: "seed",
+                kind: ParamKind::Count,
+                default: Some("0"),
+                help: "seed of the learner's random choices",
+            },
+            ParamSpec {
+                name: "tolerance",
+                kind: ParamKind::Float,
+                default: None,
+                help: "relative duality gap to certify (default: 1e-10 batch, 1e-3 sgd)",
+            },
+            ParamSpec {
+                name: "max_epochs",
+                kind: ParamKind::Count,
+                default: Some("1000"),
+                help: "GURU's epoch limit (epochs of M steps)",
+            },
+            ParamSpec {
+                name: "max_iter",
+                kind: ParamKind::Count,
+                default: Some("100"),
+                help: "the batch solver's Newton-iteration limit",
+            },
+            ParamSpec {
+                name: "bias",
+                kind: ParamKind::Switch { value: true },
+                default: Some("false"),
+                help: "append a constant feature (its weight, part of ||w||, is the bias)",
+            },
+        ];
+        P
+    }
+    fn fit(
+        &self,
+        data: &Dataset,
+        p: &HyperParams,
+        _: Option<ProgressFn<'_>>,
+    ) -> Result<Fitted<AnyModel>> {
+        let text = |name: &str, s: &str, allowed: &str| Error::param(name, s, allowed.to_string());
+        let loss = p.text("loss")?;
+        let loss =
+            Loss::parse(loss).ok_or_else(|| text("loss", loss, "one of gauss, log, huber"))?;
+        let norm = p.text("norm")?;
+        let norm = NoiseNorm::parse(norm).ok_or_else(|| text("norm", norm, "one of l2, linf"))?;
+        let solver = p.text("solver")?;
+        let solver =
+            Solver::parse(solver).ok_or_else(|| text("solver", solver, "one of sgd, batch"))?;
+        let mut params = GuruParams::new()
+            .sigma(p.float("sigma")?)
+            .loss(loss)
+            .norm(norm)
+            .solver(solver)
+            .eta0(p.float("eta0")?)
+            .seed(p.count("seed")?)
+            .max_epochs(p.count("max_epochs")? as usize)
+            .max_iter(p.count("max_iter")? as usize)
+            .bias(p.flag("bias")?);
+        if let Some(t) = p.float_opt("tolerance")? {
+            params = params.tolerance(t);
+        }
+        let f = bulwark_core::Fit::fit(&params, data)?;
+        Ok(Fitted {
+            model: AnyModel::Linear(f.model),
+            report: f.report,
+        })
+    }
+}

@@ -1,0 +1,369 @@
+//! The GURU objective (Ginodi (2.22), with the family of (3.31)) over a data set, its gradient
+//! (2.26), Hessian–vector products for the batch solver, and the duality certificate of (3.17).
+//!
+//! ```text
+//! G(w) = Σ_m c_m · a f̃((1 − y_m wᵀx_m)/a),   a = σ‖w‖            (2.22), (3.31)
+//! ```
+//!
+//! `c_m` are the data set's example weights (1 without weights). With the constant feature
+//! (`bias`), `x_m` is extended by a trailing 1 that is never stored: the solver works on the
+//! caller's rows.
+//!
+//! **Certificate.** For `α ∈ [0, c]` with `‖Σ α_m y_m x_m‖_* ≤ σ Σ c_m s(α_m/c_m)` (the dual
+//! (3.17)/(3.32), `‖·‖_*` the dual norm), every `w` has `G(w) ≥ Σ α_m`: by the conjugate's
+//! definition `a f̃(b/a) ≥ α b + a s(α)` for each example, and `wᵀv ≤ ‖w‖‖v‖_*`. The dual point
+//! offered is `α_m = c_m f̃'(u_m)` at the current `w` (at the optimum it is feasible with equality,
+//! and `Σ α_m = G(w*)`, the thesis's conjecture (3.22) — strong duality), scaled by the largest
+//! `κ ∈ (0, 1]` that makes it feasible; the relative gap `(G(w) − κΣα)/G(w)` bounds the
+//! suboptimality of `w` rigorously.
+
+use bulwark_core::{Dataset, RowView, Sign};
+
+use crate::loss::{Loss, NoiseNorm, perspective};
+
+/// The loss of (2.22)/(3.31): scalar loss, noise norm and noise level `σ`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RobustLoss {
+    /// The scalar loss `f̃` in the perspective.
+    pub loss: Loss,
+    /// The norm of the perspective (the adversary's covariance class).
+    pub norm: NoiseNorm,
+    /// The noise standard deviation `σ > 0` (the thesis's `√β`).
+    pub sigma: f64,
+}
+
+/// The objective of one fit: borrowed rows, labels and weights.
+#[derive(Debug)]
+pub struct Objective<'a> {
+    data: &'a Dataset,
+    y: Vec<f64>,
+    weights: Option<&'a [f64]>,
+    bias: bool,
+    spec: RobustLoss,
+    n: usize,
+}
+
+/// The scalars of a duality certificate at one `w` (Ginodi (3.17), (3.22)).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Certificate {
+    /// `G(w)`.
+    pub primal: f64,
+    /// `κ Σ α_m`: a lower bound on `min G`.
+    pub dual: f64,
+    /// `(G(w) − dual)/G(w)` (0 when both are 0): bounds `(G(w) − min G)/G(w)`.
+    pub relative_gap: f64,
+    /// The scale `κ ∈ [0, 1]` applied to `α_m = c_m f̃'(u_m)` to make it dual feasible.
+    pub scale: f64,
+    /// `(‖Σ α y x‖_* − σ Σ c s(α/c)) / (σ Σ c s(α/c))` at `κ = 1`: negative when the constraint
+    /// is slack, positive when violated, 0 when tight (as at the optimum).
+    pub constraint_residual: f64,
+}
+
+impl<'a> Objective<'a> {
+    /// The objective of `spec` on `data` (binary labels; example weights honoured), with a
+    /// constant feature appended when `bias`.
+    pub fn new(data: &'a Dataset, labels: &[Sign], spec: RobustLoss, bias: bool) -> Self {
+        Self {
+            data,
+            y: labels.iter().map(|s| s.as_f64()).collect(),
+            weights: data.weights(),
+            bias,
+            spec,
+            n: data.n_features(),
+        }
+    }
+
+    /// Number of examples.
+    pub fn len(&self) -> usize {
+        self.y.len()
+    }
+    /// Whether there are no examples.
+    pub fn is_empty(&self) -> bool {
+        self.y.is_empty()
+    }
+    /// Dimension of `w`: the features, plus one with the constant feature.
+    pub fn dim(&self) -> usize {
+        self.n + usize::from(self.bias)
+    }
+    /// The loss.
+    pub fn spec(&self) -> RobustLoss {
+        self.spec
+    }
+    /// The label `±1` of example `i`.
+    pub fn label(&self, i: usize) -> f64 {
+        self.y[i]
+    }
+    /// The weight `c_i` of example `i`.
+    #[inline]
+    pub fn weight(&self, i: usize) -> f64 {
+        self.weights.map_or(1.0, |c| c[i])
+    }
+
+    /// `wᵀx_i` (with the constant feature when there is one).
+    #[inline]
+    pub fn dot(&self, i: usize, w: &[f64]) -> f64 {
+        let d = row_dot(self.data.row(i), &w[..self.n]);
+        if self.bias { d + w[self.n] } else { d }
+    }
+    /// `out += s·x_i`.
+    #[inline]
+    pub fn axpy(&self, i: usize, s: f64, out: &mut [f64]) {
+        self.data.row(i).axpy_into(s, &mut out[..self.n]);
+        if self.bias {
+            out[self.n] += s;
+        }
+    }
+    /// `‖x_i‖₂²`.
+    pub fn row_norm_sq(&self, i: usize) -> f64 {
+        let r = match self.data.row(i) {
+            RowView::Dense(v) => v.iter().map(|x| x * x).sum(),
+            RowView::Sparse { values, .. } => values.iter().map(|x| x * x).sum(),
+        };
+        if self.bias { r + 1.0 } else { r }
+    }
+    /// The perspective's scale `a = σ‖w‖`.
+    pub fn scale(&self, w: &[f64]) -> f64 {
+        self.spec.sigma * self.spec.norm.of(w)
+    }
+
+    /// `G(w)` (Ginodi (2.22)); writes the margin terms `b_m = 1 − y_m wᵀx_m` into `b`.
+    pub fn value_into(&self, w: &[f64], b: &mut [f64]) -> f64 {
+        let a = self.scale(w);
+        let mut g = 0.0;
+        for i in 0..self.len() {
+            b[i] = 1.0 - self.y[i] * self.dot(i, w);
+            g += self.weight(i) * perspective(self.spec.loss, a, b[i]);
+        }
+        g
+    }
+    /// `G(w)`.
+    pub fn value(&self, w: &[f64]) -> f64 {
+        let mut b = vec![0.0; self.len()];
+        self.value_into(w, &mut b)
+    }
+
+    /// `G(w)` and its gradient (Ginodi (2.26) summed; at `w = 0` the limit `−Σ c y x`), from the
+    /// margin terms `b` of [`Objective::value_into`] at the same `w`. Also returns
+    /// `R = Σ c_m r(u_m)` and writes `v = Σ c_m f̃'(u_m) y_m x_m` (the dual's `Σ α y x`), so that
+    /// `∇G = −v + σR ∇‖w‖`.
+    pub fn gradient_from(&self, w: &[f64], b: &[f64], v: &mut [f64], grad: &mut [f64]) -> f64 {
+        let a = self.scale(w);
+        v.fill(0.0);
+        let loss = self.spec.loss;
+        let mut r_sum = 0.0;
+        for i in 0..self.len() {
+            let c = self.weight(i);
+            let (d1, r) = if a > 0.0 {
+                let u = b[i] / a;
+                (loss.d1(u), loss.scale_derivative(u))
+            } else {
+                (if b[i] > 0.0 { 1.0 } else { 0.0 }, 0.0)
+            };
+            r_sum += c * r;
+            if d1 != 0.0 {
+                self.axpy(i, c * d1 * self.y[i], v);
+            }
+        }
+        for (g, v) in grad.iter_mut().zip(v.iter()) {
+            *g = -v;
+        }
+        if a > 0.0 {
+            let norm = a / self.spec.sigma;
+            self.spec
+                .norm
+                .add_gradient(w, norm, self.spec.sigma * r_sum, grad);
+        }
+        r_sum
+    }
+
+    /// The Hessian of `G` (Euclidean norm, `w ≠ 0`) applied to `p`:
+    /// `Σ_m (c_m f̃''(u_m)/a) q_m q_mᵀ p + (σR/‖w‖)(I − ŵŵᵀ) p` with `q_m = −y_m x_m − u_m σŵ`
+    /// (the chain rule through `g(a, b) = a f̃(b/a)`: `g_aa = u²f̃''/a`, `g_ab = −u f̃''/a`,
+    /// `g_bb = f̃''/a`, `g_a = r(u)`). `k[m] = c_m f̃''(u_m)/a` and `u` come from
+    /// [`Objective::curvature`].
+    pub fn hess_vec(
+        &self,
+        w_hat: &[f64],
+        w_norm: f64,
+        r_sum: f64,
+        u: &[f64],
+        k: &[f64],
+        p: &[f64],
+        out: &mut [f64],
+    ) {
+        let sigma = self.spec.sigma;
+        let wp: f64 = w_hat.iter().zip(p).map(|(a, b)| a * b).sum();
+        out.fill(0.0);
+        let mut sum_kqu = 0.0;
+        for i in 0..self.len() {
+            if k[i] == 0.0 {
+                continue;
+            }
+            let q = -self.y[i] * self.dot(i, p) - u[i] * sigma * wp;
+            let kq = k[i] * q;
+            self.axpy(i, -kq * self.y[i], out);
+            sum_kqu += kq * u[i];
+        }
+        let t = sigma * r_sum / w_norm;
+        for j in 0..out.len() {
+            out[j] += -sigma * w_hat[j] * sum_kqu + t * (p[j] - w_hat[j] * wp);
+        }
+    }
+
+    /// The per-example curvature weights `k_m = c_m f̃''(u_m)/a` and `u_m = b_m/a` (`a > 0`),
+    /// and the Hessian's diagonal into `diag` (for a Jacobi preconditioner); `kxy` is scratch of
+    /// length [`Objective::dim`].
+    pub fn curvature(
+        &self,
+        w_hat: &[f64],
+        w_norm: f64,
+        r_sum: f64,
+        b: &[f64],
+        u: &mut [f64],
+        k: &mut [f64],
+        diag: &mut [f64],
+        kxy: &mut [f64],
+    ) {
+        let sigma = self.spec.sigma;
+        let a = sigma * w_norm;
+        diag.fill(0.0);
+        // Σ k x_j² and Σ k u y x_j, then diag_j = that + 2σŵ_j Σ k u y x_j + σ²ŵ_j² Σ k u²
+        kxy.fill(0.0);
+        let mut sum_ku2 = 0.0;
+        for i in 0..self.len() {
+            u[i] = b[i] / a;
+            k[i] = self.weight(i) * self.spec.loss.d2(u[i]) / a;
+            if k[i] == 0.0 {
+                continue;
+            }
+            sum_ku2 += k[i] * u[i] * u[i];
+            let ki = k[i];
+            let s = ki * u[i] * self.y[i];
+            for (j, x) in self.data.row(i).nonzeros() {
+                diag[j] += ki * x * x;
+                kxy[j] += s * x;
+            }
+            if self.bias {
+                diag[self.n] += ki;
+                kxy[self.n] += s;
+            }
+        }
+        let t = sigma * r_sum / w_norm;
+        for j in 0..diag.len() {
+            let wj = w_hat[j];
+            diag[j] +=
+                2.0 * sigma * wj * kxy[j] + sigma * sigma * wj * wj * sum_ku2 + t * (1.0 - wj * wj);
+        }
+    }
+
+    /// The certificate at `w` from the margin terms `b` and `v = Σ c f̃'(u) y x` of
+    /// [`Objective::gradient_from`] at the same `w`, with the primal value `primal = G(w)`.
+    pub fn certificate(&self, w: &[f64], b: &[f64], v: &[f64], primal: f64) -> Certificate {
+        let a = self.scale(w);
+        let loss = self.spec.loss;
+        let sigma = self.spec.sigma;
+        let vnorm = self.spec.norm.dual_of(v);
+        // p_m = f̃'(u_m) and its complement (α_m = c_m p_m)
+        let p_of = |i: usize| -> (f64, f64) {
+            if a > 0.0 {
+                let u = b[i] / a;
+                (loss.d1(u), loss.d1_complement(u))
+            } else if b[i] > 0.0 {
+                (1.0, 0.0)
+            } else {
+                (0.0, 1.0)
+            }
+        };
+        let rhs = |kappa: f64| -> f64 {
+            let mut s = 0.0;
+            for i in 0..self.len() {
+                let (p, q) = p_of(i);
+                let kp = kappa * p;
+                let kq = (1.0 - kappa) + kappa * q;
+                s += self.weight(i) * loss.conjugate(kp, kq);
+            }
+            sigma * s
+        };
+        let alpha_sum: f64 = (0..self.len()).map(|i| self.weight(i) * p_of(i).0).sum();
+        let r1 = rhs(1.0);
+        let constraint_residual = if r1 > 0.0 {
+            (vnorm - r1) / r1
+        } else if vnorm > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        };
+        let scale = if vnorm <= r1 {
+            1.0
+        } else {
+            // largest κ with h(κ) = rhs(κ) − κ‖v‖ ≥ 0; h is concave with h(0) = 0
+            let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                if rhs(mid) - mid * vnorm >= 0.0 {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        let dual = scale * alpha_sum;
+        let relative_gap = if primal > 0.0 {
+            ((primal - dual) / primal).max(0.0)
+        } else {
+            0.0
+        };
+        Certificate {
+            primal,
+            dual,
+            relative_gap,
+            scale,
+            constraint_residual,
+        }
+    }
+
+    /// Ginodi Thm 1.2, corrected (the printed form misses `σ`): at the optimum,
+    /// `‖w*‖ = 1/(σ z*(α_m) + y_m ŵᵀx_m)` for every `m`, with `ŵ` the direction of `Σ α y x`
+    /// (3.4) and `z*(α) = (f̃')⁻¹(α)` (`Φ⁻¹(α)` for the Gaussian loss). Returns one estimate per
+    /// example from the dual point `α_m = f̃'(u_m)` (unweighted data, Euclidean norm), given as
+    /// `(α_m, 1 − α_m)` pairs.
+    pub fn norm_from_dual(&self, alpha: &[(f64, f64)]) -> Vec<f64> {
+        let mut v = vec![0.0; self.dim()];
+        for (i, (p, _)) in alpha.iter().enumerate() {
+            self.axpy(i, p * self.y[i], &mut v);
+        }
+        let nv = NoiseNorm::L2.of(&v);
+        let w_hat: Vec<f64> = v.iter().map(|x| x / nv).collect();
+        alpha
+            .iter()
+            .enumerate()
+            .map(|(i, &(p, q))| {
+                let z = self.spec.loss.conjugate_argmin(p, q);
+                1.0 / (self.spec.sigma * z + self.y[i] * self.dot(i, &w_hat))
+            })
+            .collect()
+    }
+}
+
+#[inline]
+fn row_dot(x: RowView<'_>, w: &[f64]) -> f64 {
+    match x {
+        RowView::Dense(v) => {
+            let mut s = [0.0; 4];
+            let chunks = v.len() / 4 * 4;
+            for j in (0..chunks).step_by(4) {
+                s[0] += v[j] * w[j];
+                s[1] += v[j + 1] * w[j + 1];
+                s[2] += v[j + 2] * w[j + 2];
+                s[3] += v[j + 3] * w[j + 3];
+            }
+            let mut t = (s[0] + s[1]) + (s[2] + s[3]);
+            for j in chunks..v.len() {
+                t += v[j] * w[j];
+            }
+            t
+        }
+        RowView::Sparse { .. } => x.dot(w),
+    }
+}
