@@ -5,6 +5,7 @@ use bulwark_core::{
     Result,
 };
 
+use crate::asvc::AsvcParams;
 use crate::hyperparams::{GuruParams, Solver};
 use crate::loss::{Loss, NoiseNorm};
 
@@ -115,6 +116,68 @@ impl Learner for GuruLearner {
         if let Some(t) = p.float_opt("tolerance")? {
             params = params.tolerance(t);
         }
+        let f = bulwark_core::Fit::fit(&params, data)?;
+        Ok(Fitted {
+            model: AnyModel::Linear(f.model),
+            report: f.report,
+        })
+    }
+}
+
+/// ASVC (Ginodi Appendix A): the SVM under worst-case displacement in a ball of radius delta.
+#[derive(Debug, Clone, Copy)]
+pub struct AsvcLearner;
+
+impl Learner for AsvcLearner {
+    fn name(&self) -> &'static str {
+        "asvc"
+    }
+    fn title(&self) -> &'static str {
+        "ASVC"
+    }
+    fn about(&self) -> &'static str {
+        "Ginodi 2010 App. A: SVM with the ball loss [1 - y(w.x + b) + delta ||w||]+ (damped alternating rounds to a certified gap)"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[
+            ParamSpec {
+                name: "delta",
+                kind: ParamKind::Float,
+                default: Some("0.1"),
+                help: "radius delta >= 0 of the ball each training point may move in",
+            },
+            ParamSpec {
+                name: "C",
+                kind: ParamKind::Float,
+                default: Some("1"),
+                help: "loss weight C > 0",
+            },
+            ParamSpec {
+                name: "tolerance",
+                kind: ParamKind::Float,
+                default: Some("1e-4"),
+                help: "relative gap between the best ball objective and the rounds' lower bound",
+            },
+            ParamSpec {
+                name: "max_rounds",
+                kind: ParamKind::Count,
+                default: Some("50"),
+                help: "limit on the rounds (one SVM each)",
+            },
+        ];
+        P
+    }
+    fn fit(
+        &self,
+        data: &Dataset,
+        p: &HyperParams,
+        _: Option<ProgressFn<'_>>,
+    ) -> Result<Fitted<AnyModel>> {
+        let params = AsvcParams::new()
+            .delta(p.float("delta")?)
+            .c(p.float("C")?)
+            .tolerance(p.float("tolerance")?)
+            .max_rounds(p.count("max_rounds")? as usize);
         let f = bulwark_core::Fit::fit(&params, data)?;
         Ok(Fitted {
             model: AnyModel::Linear(f.model),

@@ -12,6 +12,8 @@
 //!   certificate of (3.17) with the corrected Thm 1.2.
 //! - [`GuruParams`]: GURU (Algorithm 1, SGD) or the batch Newton–CG solver, both returning the
 //!   certificate; registered as the learner `guru` ([`GuruLearner`]).
+//! - [`AsvcParams`]: ASVC (Appendix A), the SVM with the ball loss, by damped alternating rounds
+//!   to a certified gap; the learner `asvc` ([`AsvcLearner`]).
 //!
 //! The classifier is `sgn(wᵀx)`: GURU has no bias. [`GuruParams::bias`] appends a constant
 //! feature, whose weight is then part of `‖w‖` like any other.
@@ -30,6 +32,7 @@
 //! ```
 
 pub mod algorithm;
+pub mod asvc;
 mod batch;
 pub mod hyperparams;
 mod learner;
@@ -39,8 +42,9 @@ mod sgd;
 pub mod special;
 
 pub use algorithm::GuruFit;
+pub use asvc::AsvcParams;
 pub use hyperparams::{GuruParams, Solver};
-pub use learner::GuruLearner;
+pub use learner::{AsvcLearner, GuruLearner};
 pub use loss::{Loss, NoiseNorm};
 pub use objective::{Certificate, Objective, RobustLoss};
 

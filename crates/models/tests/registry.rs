@@ -19,7 +19,10 @@ fn wdbc() -> bulwark_core::Dataset {
 fn every_registered_learner_trains_with_its_defaults() {
     let data = wdbc();
     let names: Vec<&str> = registry::learners().iter().map(|l| l.name()).collect();
-    assert_eq!(names, ["lp", "o2b", "svm", "fdrop", "logreg", "guru"]);
+    assert_eq!(
+        names,
+        ["lp", "o2b", "svm", "fdrop", "logreg", "guru", "asvc"]
+    );
     for l in registry::learners() {
         let mut given = HyperParams::new();
         if l.name() == "fdrop" {
