@@ -440,6 +440,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if args.first().map(String::as_str) == Some("sweep") {
         return crate::sweep::run(args);
     }
+    if args.first().map(String::as_str) == Some("guru") {
+        return crate::guru_bench::run(args);
+    }
     if args.first().map(String::as_str) != Some("lp") {
         return Err(USAGE.into());
     }

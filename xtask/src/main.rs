@@ -6,6 +6,8 @@
 //! - `bench sweep`: the structured IPM over a grid of real image pairs (MNIST, USPS, and
 //!   Fashion-MNIST, installed from Debian's `dataset-fashion-mnist`), written to
 //!   `docs/perf-sweep.md`;
+//! - `bench guru`: GURU's batch solver and SGD against LIBLINEAR (scikit-learn, installed pinned
+//!   into `target/bench`) on MNIST 0 vs rest, written to `docs/perf-guru.md`;
 //! - `reproduce [--quick|--full] [--only NAME] [--stop-after MINUTES]`: every table and figure of the DSX papers,
 //!   written to `docs/results/` (runs `bulwark-eval`'s `bulwark-reproduce` binary);
 //! - `tidy`: repository rules — every crate has a `description`, a README whose first paragraph
@@ -15,6 +17,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod guru_bench;
 mod reproduce;
 mod sweep;
 mod tidy;
@@ -22,7 +25,7 @@ mod tidy;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask <ci|tidy|bench lp|reproduce>\n  ci    fmt --check, clippy -D warnings, cargo test --workspace\n  tidy  check repository rules (descriptions, READMEs, no printing in libraries)\n  bench lp [--no-highs] [--no-mnist] [--clarabel]  LP (4) benchmark on real (spambase) and synthetic data against HiGHS and Clarabel at equal thread counts, written to docs/perf.md\n  bench sweep [--no-fashion]  the structured IPM over real image pairs, iterations and failures, written to docs/perf-sweep.md\n  reproduce [--quick|--full] [--only NAME] [--stop-after MINUTES]  the papers' tables and figures, written to docs/results/";
+const USAGE: &str = "usage: cargo xtask <ci|tidy|bench lp|reproduce>\n  ci    fmt --check, clippy -D warnings, cargo test --workspace\n  tidy  check repository rules (descriptions, READMEs, no printing in libraries)\n  bench lp [--no-highs] [--no-mnist] [--clarabel]  LP (4) benchmark on real (spambase) and synthetic data against HiGHS and Clarabel at equal thread counts, written to docs/perf.md\n  bench sweep [--no-fashion]  the structured IPM over real image pairs, iterations and failures, written to docs/perf-sweep.md\n  bench guru  GURU's batch solver and SGD against LIBLINEAR (scikit-learn) on MNIST 0 vs rest, written to docs/perf-guru.md\n  reproduce [--quick|--full] [--only NAME] [--stop-after MINUTES]  the papers' tables and figures, written to docs/results/";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

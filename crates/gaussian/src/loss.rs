@@ -150,6 +150,24 @@ impl Loss {
         }
     }
 
+    /// `(s(α), z*(α))`: the conjugate and its minimiser, whose negative is the conjugate's slope
+    /// `s'(α) = −z*(α)` (one inverse-CDF evaluation for both).
+    pub fn conjugate_and_argmin(self, alpha: f64, alpha_bar: f64) -> (f64, f64) {
+        if !(0.0..=1.0).contains(&alpha) || !(0.0..=1.0).contains(&alpha_bar) {
+            return (f64::NEG_INFINITY, f64::NAN);
+        }
+        match self {
+            Loss::Gauss => {
+                let z = norm_cdf_inv_pair(alpha, alpha_bar);
+                (if z.is_finite() { norm_pdf(z) } else { 0.0 }, z)
+            }
+            Loss::Log | Loss::Huber => (
+                self.conjugate(alpha, alpha_bar),
+                self.conjugate_argmin(alpha, alpha_bar),
+            ),
+        }
+    }
+
     /// The minimiser `z*(α) = (f̃')⁻¹(α)` of the conjugate's definition: `Φ⁻¹(α)`,
     /// `log₂(α/(1 − α))`, `8α − 4`.
     pub fn conjugate_argmin(self, alpha: f64, alpha_bar: f64) -> f64 {

@@ -296,15 +296,50 @@ impl<'a> Objective<'a> {
         let scale = if vnorm <= r1 {
             1.0
         } else {
-            // largest κ with h(κ) = rhs(κ) − κ‖v‖ ≥ 0; h is concave with h(0) = 0
-            let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-            for _ in 0..60 {
-                let mid = 0.5 * (lo + hi);
-                if rhs(mid) - mid * vnorm >= 0.0 {
-                    lo = mid;
-                } else {
-                    hi = mid;
+            // the largest κ with h(κ) = rhs(κ) − κ‖v‖ ≥ 0; h is concave with h(0) = 0 and
+            // h(1) < 0. Safeguarded Newton from κ = 1 (h' = σ Σ c p s'(κp) − ‖v‖ with
+            // s' = −z*), bisection when a step leaves the bracket; Newton from the infeasible
+            // side converges to the root from above, so its limit is stepped back by 1e-12
+            // relative and checked feasible.
+            let h = |kappa: f64| -> (f64, f64) {
+                let (mut value, mut slope) = (0.0, 0.0);
+                for i in 0..self.len() {
+                    let (p, q) = p_of(i);
+                    if p == 0.0 {
+                        continue;
+                    }
+                    let c = self.weight(i);
+                    let (sv, z) = loss.conjugate_and_argmin(kappa * p, (1.0 - kappa) + kappa * q);
+                    value += c * sv;
+                    slope -= c * p * z;
                 }
+                (sigma * value - kappa * vnorm, sigma * slope - vnorm)
+            };
+            let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+            let mut kappa = 1.0_f64;
+            for _ in 0..200 {
+                let (hv, hd) = h(kappa);
+                if hv >= 0.0 {
+                    lo = kappa;
+                } else {
+                    hi = kappa;
+                }
+                if hi - lo <= 1e-13 * hi {
+                    break;
+                }
+                let newton = kappa - hv / hd;
+                if hv < 0.0 && newton.is_finite() && kappa - newton <= 1e-12 * kappa {
+                    let back = newton * (1.0 - 1e-12);
+                    if back > lo && h(back).0 >= 0.0 {
+                        lo = back;
+                        break;
+                    }
+                }
+                kappa = if newton.is_finite() && newton > lo && newton < hi {
+                    newton
+                } else {
+                    0.5 * (lo + hi)
+                };
             }
             lo
         };
