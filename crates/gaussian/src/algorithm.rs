@@ -9,6 +9,23 @@ use crate::hyperparams::{GuruParams, Solver};
 use crate::objective::{Certificate, Objective};
 use crate::{batch, sgd};
 
+/// What a solver of (2.22) returns.
+#[derive(Debug, Clone)]
+pub(crate) struct Outcome {
+    pub w: Vec<f64>,
+    pub certificate: Certificate,
+    /// Newton iterations or SGD steps.
+    pub iterations: u64,
+    pub passes: usize,
+    pub converged: bool,
+    /// Why it stopped before the tolerance, if it did.
+    pub stopped: Option<String>,
+    /// The solver's name in the report.
+    pub solver: &'static str,
+    /// One solver-specific count for the report's details (`cg_iterations`, `epochs`).
+    pub count: (&'static str, f64),
+}
+
 /// A fitted Gaussian-robust classifier with its certificate and solver figures.
 #[derive(Debug, Clone)]
 pub struct GuruFit {
@@ -35,41 +52,21 @@ impl GuruParams {
         let obj = Objective::new(data, labels, self.robust_loss(), self.bias);
         let tol = self.effective_tolerance();
         let n = data.n_features();
-        let (w, certificate, iterations, passes, converged, solver, mut details, stopped) =
-            match self.solver {
-                Solver::Batch => {
-                    let o = batch::solve(&obj, tol, self.max_iter);
-                    let mut d = std::collections::BTreeMap::new();
-                    d.insert("cg_iterations".to_string(), o.cg_iterations as f64);
-                    (
-                        o.w,
-                        o.certificate,
-                        o.iterations as u64,
-                        o.passes,
-                        o.converged,
-                        "newton-cg",
-                        d,
-                        o.stopped,
-                    )
-                }
-                Solver::Sgd => {
-                    let o = sgd::solve(&obj, self.eta0, self.seed, tol, self.max_epochs);
-                    let mut d = std::collections::BTreeMap::new();
-                    d.insert("epochs".to_string(), o.epochs as f64);
-                    let stopped =
-                        (!o.converged).then(|| format!("epoch limit {} reached", self.max_epochs));
-                    (
-                        o.w,
-                        o.certificate,
-                        o.steps,
-                        o.passes,
-                        o.converged,
-                        "guru-sgd",
-                        d,
-                        stopped,
-                    )
-                }
-            };
+        let Outcome {
+            w,
+            certificate,
+            iterations,
+            passes,
+            converged,
+            stopped,
+            solver,
+            count,
+        } = match self.solver {
+            Solver::Batch => batch::solve(&obj, tol, self.max_iter),
+            Solver::Sgd => sgd::solve(&obj, self.eta0, self.seed, tol, self.max_epochs),
+        };
+        let mut details = std::collections::BTreeMap::new();
+        details.insert(count.0.to_string(), count.1);
         let bias = if self.bias { w[n] } else { 0.0 };
         let model = LinearModel::try_new(w[..n].to_vec(), bias)?;
         let mut report = FitReport::new("guru", solver);

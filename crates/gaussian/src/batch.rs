@@ -10,20 +10,8 @@
 //! pass over the rows, so nothing of size `n × n` is formed and sparse data stay sparse.
 //! Every buffer is allocated before the first iteration.
 
-use crate::objective::{Certificate, Objective};
-
-/// What the batch solver returns.
-#[derive(Debug, Clone)]
-pub(crate) struct BatchOutcome {
-    pub w: Vec<f64>,
-    pub certificate: Certificate,
-    pub iterations: usize,
-    pub cg_iterations: usize,
-    pub passes: usize,
-    pub converged: bool,
-    /// Why it stopped before the tolerance, if it did.
-    pub stopped: Option<String>,
-}
+use crate::algorithm::Outcome;
+use crate::objective::Objective;
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -81,7 +69,27 @@ fn golden(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64) -> f64 {
     if t > 0.0 { t } else { b }
 }
 
-pub(crate) fn solve(obj: &Objective<'_>, tolerance: f64, max_iter: usize) -> BatchOutcome {
+fn outcome(
+    w: Vec<f64>,
+    certificate: crate::objective::Certificate,
+    iterations: usize,
+    cg_iterations: usize,
+    passes: usize,
+    stopped: Option<String>,
+) -> Outcome {
+    Outcome {
+        w,
+        certificate,
+        iterations: iterations as u64,
+        passes,
+        converged: stopped.is_none(),
+        stopped,
+        solver: "newton-cg",
+        count: ("cg_iterations", cg_iterations as f64),
+    }
+}
+
+pub(crate) fn solve(obj: &Objective<'_>, tolerance: f64, max_iter: usize) -> Outcome {
     let (m, dim) = (obj.len(), obj.dim());
     let mut w = vec![0.0; dim];
     let mut b = vec![0.0; m];
@@ -109,15 +117,7 @@ pub(crate) fn solve(obj: &Objective<'_>, tolerance: f64, max_iter: usize) -> Bat
     if vn == 0.0 {
         // Σ c y x = 0: w = 0 is optimal (every direction's derivative at 0 is 0)
         let certificate = obj.certificate(&w, &b, &v, value);
-        return BatchOutcome {
-            w,
-            certificate,
-            iterations: 0,
-            cg_iterations: 0,
-            passes,
-            converged: true,
-            stopped: None,
-        };
+        return outcome(w, certificate, 0, 0, passes, None);
     }
     for (d, v) in dir.iter_mut().zip(&v) {
         *d = v / vn;
@@ -144,29 +144,13 @@ pub(crate) fn solve(obj: &Objective<'_>, tolerance: f64, max_iter: usize) -> Bat
             g0 = gnorm.max(1e-300);
         }
         if certificate.relative_gap <= tolerance {
-            return BatchOutcome {
-                w,
-                certificate,
-                iterations,
-                cg_iterations: cg_total,
-                passes,
-                converged: true,
-                stopped: None,
-            };
+            return outcome(w, certificate, iterations, cg_total, passes, None);
         }
         if iterations >= max_iter {
             stopped.get_or_insert_with(|| format!("iteration limit {max_iter}"));
         }
         if let Some(why) = stopped {
-            return BatchOutcome {
-                w,
-                certificate,
-                iterations,
-                cg_iterations: cg_total,
-                passes,
-                converged: false,
-                stopped: Some(why),
-            };
+            return outcome(w, certificate, iterations, cg_total, passes, Some(why));
         }
         iterations += 1;
 

@@ -257,16 +257,25 @@ impl NoiseNorm {
                 }
             }
             NoiseNorm::Linf => {
-                if let Some((i, v)) = w
-                    .iter()
-                    .enumerate()
-                    .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()).then(b.0.cmp(&a.0)))
-                {
-                    out[i] += scale * v.signum();
+                if !w.is_empty() {
+                    let i = first_argmax_abs(w);
+                    out[i] += scale * w[i].signum();
                 }
             }
         }
     }
+}
+
+/// The first index of the largest `|v_k|` (0 for an empty slice): where the max norm's
+/// subgradient sits (Appendix B).
+pub(crate) fn first_argmax_abs(v: &[f64]) -> usize {
+    let mut k = 0;
+    for (j, x) in v.iter().enumerate() {
+        if x.abs() > v[k].abs() {
+            k = j;
+        }
+    }
+    k
 }
 
 /// The robust loss of one example from its margin term `b = 1 − y wᵀx` and the perspective's

@@ -21,19 +21,10 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::algorithm::Outcome;
 use crate::loss::NoiseNorm;
+use crate::loss::first_argmax_abs;
 use crate::objective::{Certificate, Objective};
-
-/// What SGD returns.
-#[derive(Debug, Clone)]
-pub(crate) struct SgdOutcome {
-    pub w: Vec<f64>,
-    pub certificate: Certificate,
-    pub steps: u64,
-    pub epochs: usize,
-    pub passes: usize,
-    pub converged: bool,
-}
 
 pub(crate) fn solve(
     obj: &Objective<'_>,
@@ -41,7 +32,7 @@ pub(crate) fn solve(
     seed: u64,
     tolerance: f64,
     max_epochs: usize,
-) -> SgdOutcome {
+) -> Outcome {
     let (m, dim) = (obj.len(), obj.dim());
     let spec = obj.spec();
     let (sigma, loss) = (spec.sigma, spec.loss);
@@ -153,23 +144,14 @@ pub(crate) fn solve(
             break;
         }
     }
-    SgdOutcome {
+    Outcome {
         w: best_w,
         certificate: best,
-        steps: t - 1,
-        epochs,
+        iterations: t - 1,
         passes: passes + epochs,
         converged,
+        stopped: (!converged).then(|| format!("epoch limit {max_epochs} reached")),
+        solver: "guru-sgd",
+        count: ("epochs", epochs as f64),
     }
-}
-
-/// The first index of the largest `|v_k|`.
-fn first_argmax_abs(v: &[f64]) -> usize {
-    let mut k = 0;
-    for (j, x) in v.iter().enumerate() {
-        if x.abs() > v[k].abs() {
-            k = j;
-        }
-    }
-    k
 }
