@@ -206,27 +206,30 @@ fn write_mps(root: &Path, case: &str, mps: &Path) -> Result<(), String> {
     }
 }
 
-fn python_has_highspy(python: &Path) -> bool {
+fn python_has(python: &Path, module: &str) -> bool {
     Command::new(python)
-        .args(["-c", "import highspy"])
+        .args(["-c", &format!("import {module}")])
         .output()
         .is_ok_and(|o| o.status.success())
 }
 
-/// A Python interpreter with `highspy`: `python3` if it has it, else a virtual environment in
-/// `target/bench/venv`, created and filled (`pip install highspy==HIGHSPY_VERSION`) on first use.
-fn highs_python(root: &Path) -> Result<PathBuf, String> {
+/// A Python interpreter that imports `module`: `python3` if it does, else a virtual environment
+/// in `target/bench/VENV`, created and filled (`pip install PACKAGE==VERSION`) on first use.
+pub(crate) fn python_with(
+    root: &Path,
+    module: &str,
+    package: &str,
+    version: &str,
+    venv: &str,
+) -> Result<PathBuf, String> {
     let system = PathBuf::from("python3");
-    if python_has_highspy(&system) {
+    if python_has(&system, module) {
         return Ok(system);
     }
-    let venv = root.join("target/bench/venv");
+    let venv = root.join("target/bench").join(venv);
     let python = venv.join("bin/python");
-    if !python_has_highspy(&python) {
-        println!(
-            "installing highspy {HIGHSPY_VERSION} into {} …",
-            venv.display()
-        );
+    if !python_has(&python, module) {
+        println!("installing {package} {version} into {} …", venv.display());
         let ok = Command::new("python3")
             .args(["-m", "venv"])
             .arg(&venv)
@@ -234,17 +237,22 @@ fn highs_python(root: &Path) -> Result<PathBuf, String> {
             .is_ok_and(|s| s.success())
             && Command::new(&python)
                 .args(["-m", "pip", "install", "--quiet"])
-                .arg(format!("highspy=={HIGHSPY_VERSION}"))
+                .arg(format!("{package}=={version}"))
                 .status()
                 .is_ok_and(|s| s.success());
-        if !ok || !python_has_highspy(&python) {
+        if !ok || !python_has(&python, module) {
             return Err(format!(
-                "highspy is not installed and `pip install highspy=={HIGHSPY_VERSION}` into {} failed",
+                "{package} is not installed and `pip install {package}=={version}` into {} failed",
                 venv.display()
             ));
         }
     }
     Ok(python)
+}
+
+/// A Python interpreter with `highspy` (virtual environment `target/bench/venv`).
+fn highs_python(root: &Path) -> Result<PathBuf, String> {
+    python_with(root, "highspy", "highspy", HIGHSPY_VERSION, "venv")
 }
 
 fn run_highs(root: &Path, python: &Path, mps: &Path, repeat: usize) -> Peer {

@@ -14,50 +14,21 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::bench::{cargo, num, provenance, text};
+use crate::bench::{cargo, num, provenance, python_with, text};
 use crate::project_root;
 
 /// The scikit-learn installed when the machine has none (pinned so runs compare).
 const SKLEARN_VERSION: &str = "1.7.2";
 
-fn python_has_sklearn(python: &Path) -> bool {
-    Command::new(python)
-        .args(["-c", "import sklearn"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// A Python with scikit-learn: `python3` if it has it, else `target/bench/venv-sklearn`.
 fn sklearn_python(root: &Path) -> Result<PathBuf, String> {
-    let system = PathBuf::from("python3");
-    if python_has_sklearn(&system) {
-        return Ok(system);
-    }
-    let venv = root.join("target/bench/venv-sklearn");
-    let python = venv.join("bin/python");
-    if !python_has_sklearn(&python) {
-        println!(
-            "installing scikit-learn {SKLEARN_VERSION} into {} …",
-            venv.display()
-        );
-        let ok = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .is_ok_and(|s| s.success())
-            && Command::new(&python)
-                .args(["-m", "pip", "install", "--quiet"])
-                .arg(format!("scikit-learn=={SKLEARN_VERSION}"))
-                .status()
-                .is_ok_and(|s| s.success());
-        if !ok || !python_has_sklearn(&python) {
-            return Err(format!(
-                "scikit-learn is not installed and `pip install scikit-learn=={SKLEARN_VERSION}` into {} failed",
-                venv.display()
-            ));
-        }
-    }
-    Ok(python)
+    python_with(
+        root,
+        "sklearn",
+        "scikit-learn",
+        SKLEARN_VERSION,
+        "venv-sklearn",
+    )
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
