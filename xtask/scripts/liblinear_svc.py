@@ -2,7 +2,7 @@
 `crates/gaussian/examples/guru_bench.rs` wrote (same rows, same scaling), one thread.
 Appends one flat JSON object per tolerance to OUT.jsonl.
 
-usage: liblinear_svc.py DATA.bin M N OUT.jsonl
+usage: liblinear_svc.py DATA.bin M N OUT.jsonl LABEL
 """
 import json
 import sys
@@ -14,7 +14,7 @@ from sklearn.svm import LinearSVC
 
 
 def main():
-    path, m, n, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    path, m, n, out, label = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
     raw = np.fromfile(path, dtype="<f8")
     x = raw[: m * n].reshape(m, n)
     y = raw[m * n :]
@@ -31,11 +31,14 @@ def main():
             times.sort()
             err = float(np.mean(np.sign(clf.decision_function(x)) != y))
             row = {
+                "data": label,
                 "solver": "liblinear",
                 "version": "scikit-learn " + sklearn.__version__,
                 "tol": tol,
                 "seconds": times[1],
                 "iterations": int(np.max(clf.n_iter_)),
+                # LIBLINEAR stops silently (a warning) at max_iter: say so in the table
+                "converged": bool(np.max(clf.n_iter_) < 100000),
                 "training_error": err,
             }
             f.write(json.dumps(row) + "\n")

@@ -1,7 +1,8 @@
 //! `cargo xtask bench guru`: GURU's batch solver and SGD against LIBLINEAR (scikit-learn's
 //! `LinearSVC`, hinge loss, dual coordinate descent) on MNIST's 10 000 test images, digit 0 vs
-//! the rest, min-max scaled as `bulwark train --scale minmax` does, one thread each, in the same
-//! run; written to `docs/perf-guru.md`.
+//! the rest, and beside it on `bench lp`'s synthetic `mnist-like-10000x784` instance, min-max
+//! scaled as `bulwark train --scale minmax` does, one thread each, in the same run; written to
+//! `docs/perf-guru.md`.
 //!
 //! The Rust side is `bulwark-gaussian`'s `guru_bench` example (release build), which also writes
 //! the scaled task as raw f64 for the peer (`target/bench/guru-task.bin`), so both read the same
@@ -40,47 +41,63 @@ pub fn run(args: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(&bench).map_err(|e| e.to_string())?;
     let provenance = provenance(&root, args);
     let results = bench.join("guru.jsonl");
-    let task = bench.join("guru-task.bin");
     let _ = std::fs::remove_file(&results);
-    println!("running GURU (batch and SGD) on MNIST 0 vs rest …");
-    let status = Command::new(cargo())
-        .args(["run", "--quiet", "--release", "-p", "bulwark-gaussian"])
-        .args(["--example", "guru_bench", "--"])
-        .arg(root.join("data/mnist/t10k-images-idx3-ubyte.gz"))
-        .args(["0", "1"])
-        .arg(&results)
-        .arg(&task)
-        .env("RAYON_NUM_THREADS", "1")
-        .current_dir(&root)
-        .status()
-        .map_err(|e| format!("cannot run the bench runner: {e}"))?;
-    if !status.success() {
-        return Err(format!("the GURU runner failed ({status})"));
-    }
-    let ours = std::fs::read_to_string(&results).map_err(|e| e.to_string())?;
-    let m = num(&ours, "m") as usize;
-    let n = num(&ours, "n") as usize;
-    let peer = match sklearn_python(&root) {
-        Ok(python) => {
-            println!("running LIBLINEAR (scikit-learn LinearSVC, 1 thread) …");
-            let status = Command::new(&python)
+    let python = sklearn_python(&root);
+    let mut peer: Result<(), String> = python.as_ref().map(|_| ()).map_err(Clone::clone);
+    // the real case first; the synthetic one beside it (the standards: never synthetic alone)
+    let sources = [
+        (
+            "mnist-0-vs-rest",
+            root.join("data/mnist/t10k-images-idx3-ubyte.gz")
+                .display()
+                .to_string(),
+        ),
+        ("mnist-like-10000x784", "mnist-like-10000x784".to_string()),
+    ];
+    for (label, source) in &sources {
+        let task = bench.join(format!("guru-task-{label}.bin"));
+        println!("running GURU (batch and SGD) on {label} …");
+        let status = Command::new(cargo())
+            .args(["run", "--quiet", "--release", "-p", "bulwark-gaussian"])
+            .args(["--example", "guru_bench", "--"])
+            .arg(source)
+            .args(["0", "1"])
+            .arg(&results)
+            .arg(&task)
+            .env("RAYON_NUM_THREADS", "1")
+            .current_dir(&root)
+            .status()
+            .map_err(|e| format!("cannot run the bench runner: {e}"))?;
+        if !status.success() {
+            return Err(format!("the GURU runner failed on {label} ({status})"));
+        }
+        let ours = std::fs::read_to_string(&results).map_err(|e| e.to_string())?;
+        let mine = ours
+            .lines()
+            .find(|l| {
+                text(l, "data").as_deref() == Some(label)
+                    && text(l, "solver").as_deref() == Some("guru-batch")
+            })
+            .ok_or(format!("no batch result for {label}"))?;
+        let (m, n) = (num(mine, "m") as usize, num(mine, "n") as usize);
+        if let Ok(python) = &python {
+            println!("running LIBLINEAR (scikit-learn LinearSVC, 1 thread) on {label} …");
+            let status = Command::new(python)
                 .arg(root.join("xtask/scripts/liblinear_svc.py"))
                 .arg(&task)
                 .arg(m.to_string())
                 .arg(n.to_string())
                 .arg(&results)
+                .arg(label)
                 .env("OMP_NUM_THREADS", "1")
                 .env("OPENBLAS_NUM_THREADS", "1")
                 .status()
                 .map_err(|e| format!("cannot run python: {e}"))?;
-            if status.success() {
-                Ok(())
-            } else {
-                Err(format!("the LIBLINEAR runner failed ({status})"))
+            if !status.success() {
+                peer = Err(format!("the LIBLINEAR runner failed on {label} ({status})"));
             }
         }
-        Err(e) => Err(e),
-    };
+    }
     let all = std::fs::read_to_string(&results).map_err(|e| e.to_string())?;
     let page = render(&all, peer.err().as_deref(), &provenance);
     let out = root.join("docs/perf-guru.md");
@@ -89,81 +106,117 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The page, from the runners' JSON lines.
+/// The page, from the runners' JSON lines: one table and one ratio per data set.
 fn render(lines: &str, peer_error: Option<&str>, provenance: &str) -> String {
     let rows: Vec<&str> = lines.lines().filter(|l| !l.trim().is_empty()).collect();
-    let first = |solver: &str| {
-        rows.iter()
-            .copied()
-            .find(|l| text(l, "solver").as_deref() == Some(solver))
-    };
+    let mut datasets: Vec<String> = Vec::new();
+    for l in &rows {
+        let d = text(l, "data").unwrap_or_default();
+        if !datasets.contains(&d) {
+            datasets.push(d);
+        }
+    }
     let mut s = String::new();
     s.push_str(
         "# GURU against LIBLINEAR\n\nGenerated by `cargo xtask bench guru`; do not edit.\n\n",
     );
-    let m = first("guru-batch").map_or(f64::NAN, |l| num(l, "m"));
-    let n = first("guru-batch").map_or(f64::NAN, |l| num(l, "n"));
-    let _ = writeln!(
-        s,
-        "MNIST test set (`data/mnist`), digit 0 against the rest: {m} × {n}, min-max scaled to \
-         [−1, 1] as `bulwark train --scale minmax` does; one thread for every solver. GURU \
-         minimises Ginodi's (2.22) with σ = 1 (no bias); LIBLINEAR the hinge-loss SVM with C = 1 \
-         (bias as a constant feature). Different objectives: the table compares the time to a \
-         trained linear classifier at each solver's stated accuracy. Times are medians of 3 runs \
-         (SGD: one run each).\n"
+    s.push_str(
+        "Every data set min-max scaled as `bulwark train --scale minmax` does; one thread for every \
+         solver. GURU minimises Ginodi's (2.22) with σ = 1 (no bias); LIBLINEAR the hinge-loss SVM \
+         with C = 1 (bias as a constant feature). Different objectives: the tables compare the \
+         time to a trained linear classifier at each solver's stated accuracy. Times are medians \
+         of 3 runs (SGD: one run each).\n",
     );
-    s.push_str("| solver | setting | seconds | passes / iterations | accuracy reached | training error |\n|---|---|---|---|---|---|\n");
-    for l in &rows {
-        let solver = text(l, "solver").unwrap_or_default();
-        let (setting, reached, work) = match solver.as_str() {
-            "guru-batch" => (
-                "Newton–CG to relative duality gap 1e-6".to_string(),
-                format!("gap {:.1e}", num(l, "relative_gap")),
-                format!(
-                    "{} passes, {} Newton its",
-                    num(l, "passes"),
-                    num(l, "iterations")
-                ),
-            ),
-            "guru-sgd" => (
-                format!("SGD η₀ = {}, 50 epochs", num(l, "eta0")),
-                format!("gap {:.1e}", num(l, "relative_gap")),
-                format!("{} passes", num(l, "passes")),
-            ),
-            "liblinear" => (
-                format!("LinearSVC tol {:.0e}", num(l, "tol")),
-                format!("tol {:.0e} (its own test)", num(l, "tol")),
-                format!("{} iterations", num(l, "iterations")),
-            ),
-            _ => continue,
+    for data in &datasets {
+        let mine: Vec<&str> = rows
+            .iter()
+            .copied()
+            .filter(|l| text(l, "data").as_deref() == Some(data.as_str()))
+            .collect();
+        let first = |solver: &str| {
+            mine.iter()
+                .copied()
+                .find(|l| text(l, "solver").as_deref() == Some(solver))
         };
-        let _ = writeln!(
-            s,
-            "| {solver} | {setting} | {:.2} | {work} | {reached} | {:.4} |",
-            num(l, "seconds"),
-            num(l, "training_error")
-        );
-    }
-    match (first("guru-batch"), first("liblinear")) {
-        (Some(g), Some(p)) => {
+        let m = first("guru-batch").map_or(f64::NAN, |l| num(l, "m"));
+        let n = first("guru-batch").map_or(f64::NAN, |l| num(l, "n"));
+        let what = if data.starts_with("mnist-like") {
+            "synthetic (`bench lp`'s generator: 19 % non-zeros in [0, 1), labels from a random \
+             hyperplane plus noise, seed 2026)"
+        } else {
+            "real: the MNIST test set (`data/mnist`), digit 0 against the rest"
+        };
+        let _ = writeln!(s, "\n## {data}: {m} × {n}, {what}\n");
+        s.push_str("| solver | setting | seconds | passes / iterations | accuracy reached | training error |\n|---|---|---|---|---|---|\n");
+        for l in &mine {
+            let solver = text(l, "solver").unwrap_or_default();
+            let (setting, reached, work) = match solver.as_str() {
+                "guru-batch" => (
+                    "Newton–CG to relative duality gap 1e-6".to_string(),
+                    format!("gap {:.1e}", num(l, "relative_gap")),
+                    format!(
+                        "{} passes, {} Newton its",
+                        num(l, "passes"),
+                        num(l, "iterations")
+                    ),
+                ),
+                "guru-sgd" => (
+                    format!("SGD η₀ = {}, 50 epochs", num(l, "eta0")),
+                    format!("gap {:.1e}", num(l, "relative_gap")),
+                    format!("{} passes", num(l, "passes")),
+                ),
+                "liblinear" => (
+                    format!("LinearSVC tol {:.0e}", num(l, "tol")),
+                    if l.contains("\"converged\": false") || l.contains("\"converged\":false") {
+                        format!(
+                            "**not converged**: stopped at its {} iterations",
+                            num(l, "iterations")
+                        )
+                    } else {
+                        format!("tol {:.0e} (its own test)", num(l, "tol"))
+                    },
+                    format!("{} iterations", num(l, "iterations")),
+                ),
+                _ => continue,
+            };
             let _ = writeln!(
                 s,
-                "\nLIBLINEAR at its default tolerance over GURU's batch solver to a 1e-6 gap: \
-                 **{:.2}×** ({:.2} s against {:.2} s; above 1 GURU is faster).",
-                num(p, "seconds") / num(g, "seconds"),
-                num(p, "seconds"),
-                num(g, "seconds")
+                "| {solver} | {setting} | {:.2} | {work} | {reached} | {:.4} |",
+                num(l, "seconds"),
+                num(l, "training_error")
             );
-            if let Some(v) = text(p, "version") {
-                let _ = writeln!(s, "\nPeer: {v}.");
-            }
         }
-        _ => {
-            let _ = writeln!(
-                s,
-                "\nNo ratio: LIBLINEAR did not run ({}).",
-                peer_error.unwrap_or("no result")
-            );
+        match (first("guru-batch"), first("liblinear")) {
+            (Some(g), Some(p)) => {
+                let _ = writeln!(
+                    s,
+                    "\nLIBLINEAR at its default tolerance over GURU's batch solver to a 1e-6 gap: \
+                     **{:.2}×** ({:.2} s against {:.2} s; above 1 GURU is faster).",
+                    num(p, "seconds") / num(g, "seconds"),
+                    num(p, "seconds"),
+                    num(g, "seconds")
+                );
+                let (eg, ep) = (num(g, "training_error"), num(p, "training_error"));
+                if (eg - ep).abs() > 0.05 {
+                    let _ = writeln!(
+                        s,
+                        "\nThe classifiers differ: training error {eg:.4} (GURU, σ = 1) against \
+                         {ep:.4} (LIBLINEAR, C = 1). σ = 1 regularises this instance far more \
+                         than C = 1 does, so the ratio compares solvers of different problems, \
+                         not equally good classifiers."
+                    );
+                }
+                if let Some(v) = text(p, "version") {
+                    let _ = writeln!(s, "\nPeer: {v}.");
+                }
+            }
+            _ => {
+                let _ = writeln!(
+                    s,
+                    "\nNo ratio: LIBLINEAR did not run ({}).",
+                    peer_error.unwrap_or("no result")
+                );
+            }
         }
     }
     let _ = writeln!(s, "\n{provenance}");
@@ -176,17 +229,31 @@ mod tests {
 
     #[test]
     fn the_page_gives_the_ratio_only_when_both_ran() {
-        let ours = r#"{"solver":"guru-batch","m":10000,"n":784,"seconds":2.0,"passes":112,"iterations":13,"relative_gap":1.6e-10,"training_error":0.0086}
-{"solver":"guru-sgd","eta0":0.0625,"seconds":4.0,"passes":200,"relative_gap":0.026,"training_error":0.01}"#;
+        let ours = r#"{"data":"mnist-0-vs-rest","solver":"guru-batch","m":10000,"n":784,"seconds":2.0,"passes":112,"iterations":13,"relative_gap":1.6e-10,"training_error":0.0086}
+{"data":"mnist-0-vs-rest","solver":"guru-sgd","eta0":0.0625,"seconds":4.0,"passes":200,"relative_gap":0.026,"training_error":0.01}
+{"data":"mnist-like-10000x784","solver":"guru-batch","m":10000,"n":784,"seconds":1.0,"passes":50,"iterations":9,"relative_gap":1e-7,"training_error":0.1}"#;
         let page = render(ours, Some("pip failed"), "machine");
         assert!(page.contains("No ratio: LIBLINEAR did not run (pip failed)"));
         assert!(page.contains("| guru-sgd | SGD η₀ = 0.0625, 50 epochs | 4.00 |"));
         let both = format!(
             "{ours}\n{}",
-            r#"{"solver":"liblinear","version":"scikit-learn 1.7.2","tol":0.0001,"seconds":6.0,"iterations":9827,"training_error":0.0}"#
+            r#"{"data":"mnist-0-vs-rest","solver":"liblinear","version":"scikit-learn 1.7.2","tol":0.0001,"seconds":6.0,"iterations":9827,"training_error":0.0}
+{"data":"mnist-like-10000x784","solver":"liblinear","version":"scikit-learn 1.7.2","tol":0.0001,"seconds":0.5,"iterations":100,"training_error":0.1}
+{"data":"mnist-like-10000x784","solver":"liblinear","version":"scikit-learn 1.7.2","tol":1e-6,"seconds":0.9,"iterations":100000,"converged":false,"training_error":0.1}"#
         );
         let page = render(&both, None, "machine");
         assert!(page.contains("**3.00×**"), "{page}");
-        assert!(page.contains("10000 × 784"));
+        assert!(page.contains("**0.50×**"), "{page}");
+        assert!(page.contains("**not converged**: stopped at its 100000 iterations"));
+        assert_eq!(page.matches("not converged").count(), 1);
+        // the synthetic case's classifiers are equally good here: no remark
+        assert!(!page.contains("The classifiers differ"), "{page}");
+        let worse = both.replace(
+            r#""relative_gap":1e-7,"training_error":0.1}"#,
+            r#""relative_gap":1e-7,"training_error":0.41}"#,
+        );
+        assert!(render(&worse, None, "machine").contains("The classifiers differ"));
+        assert!(page.contains("## mnist-0-vs-rest: 10000 × 784, real"));
+        assert!(page.contains("## mnist-like-10000x784: 10000 × 784, synthetic"));
     }
 }

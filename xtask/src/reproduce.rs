@@ -1,6 +1,7 @@
 //! `cargo xtask reproduce [--quick|--full] [--only NAME[,NAME…]] [--seed S] [--data-dir DIR]
 //! [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]`: regenerates every
-//! table and figure of Dekel, Shamir & Xiao (2010) and Dekel & Shamir (ICML 2008) into
+//! table and figure of Dekel, Shamir & Xiao (2010) and Dekel & Shamir (ICML 2008), and the binary
+//! experiments of Ginodi (2010, `guru_binary`), into
 //! `docs/results/` (default; `docs/results/full/` with `--full`), with the papers' numbers beside
 //! ours. `--full` keeps every finished unit in `docs/results/full/cache-full.jsonl` and skips the
 //! units found there, so the
@@ -17,7 +18,7 @@ use std::process::Command;
 use crate::project_root;
 
 pub const USAGE: &str = "cargo xtask reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]
-  experiments: synth1 synth2 breast spam icml_random usps mnist
+  experiments: synth1 synth2 breast spam icml_random usps mnist guru_binary
   --quick (default) fits in 10 minutes on 2 cores; --full runs the papers' protocol and records its runtime
   --full keeps finished units in OUT/cache-full.jsonl (--cache FILE elsewhere, --no-cache none) and skips them when run again
   --stop-after MINUTES  start no unit after MINUTES (exit status 3 while units are left; the same command resumes)

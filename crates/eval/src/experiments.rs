@@ -9,6 +9,7 @@
 //! | `usps` | DSX §4.2, Figs. 4–5: all 45 digit pairs of the 1100-per-digit USPS |
 //! | `mnist` | DSX §4.2, Figs. 6–7: all 45 digit pairs of the MNIST test set (10k) |
 //! | `icml_random` | ICML 2008 §5 Fig. 1: 50 training points, random deletion, spam and MNIST 4 vs 7 |
+//! | `guru_binary` | Ginodi 2010 ch. 2 §5: Table 2.2, Figs. 2.5, 2.7 and 3.1 ([`crate::guru`]) |
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -23,7 +24,7 @@ use crate::learner::{Learner, SolverTally};
 use crate::stats::MeanSe;
 
 /// Every experiment, in the order `reproduce` runs them.
-pub const ALL: [&str; 7] = [
+pub const ALL: [&str; 8] = [
     "synth1",
     "synth2",
     "breast",
@@ -31,6 +32,7 @@ pub const ALL: [&str; 7] = [
     "icml_random",
     "usps",
     "mnist",
+    "guru_binary",
 ];
 
 /// How an experiment ended.
@@ -73,7 +75,7 @@ pub fn log_grid(lo: i32, hi: i32, per_decade: usize) -> Vec<f64> {
 
 /// A per-experiment seed derived from the master seed and the name (stable across runs and
 /// independent of which other experiments run).
-fn experiment_seed(master: u64, name: &str) -> u64 {
+pub(crate) fn experiment_seed(master: u64, name: &str) -> u64 {
     // FNV-1a of the name, mixed with the master seed
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in name.bytes() {
@@ -112,6 +114,7 @@ pub fn run(name: &str, cfg: &RunConfig, obs: &dyn Observer) -> Outcome {
         "icml_random" => icml_random(cfg, obs),
         "usps" => pairs("usps", cfg, obs),
         "mnist" => pairs("mnist", cfg, obs),
+        "guru_binary" => crate::guru::run(cfg, obs),
         other => Err(Outcome::Failed(Error::param(
             "--only",
             other,
@@ -127,7 +130,7 @@ pub fn run(name: &str, cfg: &RunConfig, obs: &dyn Observer) -> Outcome {
     }
 }
 
-fn base(name: &str, reproduces: &str, cfg: &RunConfig) -> ExperimentResult {
+pub(crate) fn base(name: &str, reproduces: &str, cfg: &RunConfig) -> ExperimentResult {
     ExperimentResult {
         name: name.into(),
         reproduces: reproduces.into(),

@@ -4,6 +4,7 @@ pub mod cache;
 pub mod curve;
 pub mod experiment;
 pub mod experiments;
+pub mod guru;
 pub mod io;
 pub mod learner;
 pub mod plot;

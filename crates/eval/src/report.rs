@@ -100,8 +100,8 @@ fn budgets(rows: &[&Row]) -> Vec<f64> {
     b
 }
 
-/// The Markdown report.
-pub fn to_markdown(res: &ExperimentResult) -> String {
+/// A report's title, provenance line and protocol list (every experiment's Markdown opens so).
+pub fn header(res: &ExperimentResult) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# `{}` — {}\n", res.name, res.reproduces);
     let _ = writeln!(
@@ -116,6 +116,12 @@ pub fn to_markdown(res: &ExperimentResult) -> String {
     for p in &res.protocol {
         let _ = writeln!(s, "- {p}");
     }
+    s
+}
+
+/// The Markdown report.
+pub fn to_markdown(res: &ExperimentResult) -> String {
+    let mut s = header(res);
     let _ = writeln!(s);
     let has_paper = res.rows.iter().any(|r| r.paper.is_some());
     if has_paper {
@@ -325,6 +331,13 @@ pub fn plots(res: &ExperimentResult) -> Vec<(String, PlotKind)> {
     out
 }
 
+fn pretty<T: serde::Serialize>(v: &T) -> Result<String, Error> {
+    serde_json::to_string_pretty(v).map_err(|e| Error::Numerical {
+        algorithm: "json".into(),
+        message: e.to_string(),
+    })
+}
+
 /// A plot to write.
 #[derive(Debug, Clone)]
 pub enum PlotKind {
@@ -337,10 +350,30 @@ pub enum PlotKind {
 /// Writes every output file of `res` into `dir`; returns the paths written.
 pub fn write_all(res: &ExperimentResult, dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut written = Vec::new();
-    let json = serde_json::to_string_pretty(res).map_err(|e| Error::Numerical {
-        algorithm: "json".into(),
-        message: e.to_string(),
-    })?;
+    let json = pretty(res)?;
+    if res.name == crate::guru::NAME {
+        // its JSON layout is fixed by its issue; the whole result goes beside it
+        let files = [
+            (
+                format!("{}.json", res.name),
+                pretty(&crate::guru::table_json(res))? + "\n",
+            ),
+            (format!("{}-details.json", res.name), json + "\n"),
+            (format!("{}.csv", res.name), to_csv(res)?),
+            (format!("{}.md", res.name), crate::guru::to_markdown(res)),
+        ];
+        for (name, text) in files {
+            let p = dir.join(name);
+            write_atomic(&p, text.as_bytes())?;
+            written.push(p);
+        }
+        for (name, plot) in crate::guru::plots(res) {
+            let p = dir.join(name);
+            plot.write_svg(&p)?;
+            written.push(p);
+        }
+        return Ok(written);
+    }
     let files = [
         (format!("{}.json", res.name), json + "\n"),
         (format!("{}.csv", res.name), to_csv(res)?),

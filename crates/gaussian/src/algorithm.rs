@@ -9,6 +9,9 @@ use crate::hyperparams::{GuruParams, Solver};
 use crate::objective::{Certificate, Objective};
 use crate::{batch, sgd};
 
+/// At or below this objective the terms of (2.22) have underflowed and no fit is certified.
+const UNDERFLOW: f64 = 1e-280;
+
 /// What a solver of (2.22) returns.
 #[derive(Debug, Clone)]
 pub(crate) struct Outcome {
@@ -46,6 +49,19 @@ pub struct GuruFit {
 impl GuruParams {
     /// Fits and returns the full outcome (the [`Fit`] impl wraps it into a [`FitReport`]).
     pub fn fit_certified(&self, data: &Dataset) -> Result<(GuruFit, FitReport)> {
+        self.fit_certified_from(data, None)
+    }
+
+    /// [`Self::fit_certified`] with a warm start for the batch solver: the direction of
+    /// `warm` (weights, then the bias weight when [`GuruParams::bias`] is on), e.g. the optimum
+    /// at a nearby `σ` along a regularisation path; its length is found by a line search. A
+    /// `warm` of the wrong length, non-finite or zero is ignored (the solver's own start is
+    /// used); SGD always starts at `w = 0` (Algorithm 1).
+    pub fn fit_certified_from(
+        &self,
+        data: &Dataset,
+        warm: Option<&[f64]>,
+    ) -> Result<(GuruFit, FitReport)> {
         let start = Instant::now();
         self.check_ref()?;
         let labels = data.binary_training_labels()?;
@@ -57,14 +73,26 @@ impl GuruParams {
             certificate,
             iterations,
             passes,
-            converged,
-            stopped,
+            mut converged,
+            mut stopped,
             solver,
             count,
         } = match self.solver {
-            Solver::Batch => batch::solve(&obj, tol, self.max_iter),
+            Solver::Batch => batch::solve(&obj, tol, self.max_iter, warm),
             Solver::Sgd => sgd::solve(&obj, self.eta0, self.seed, tol, self.max_epochs),
         };
+        if certificate.primal <= UNDERFLOW {
+            // every term f(u) < 1e-300: the data are separated by a margin the noise cannot
+            // reach, G underflows and a "gap" of 0/0 certifies nothing (any longer w is as good
+            // in floating point)
+            converged = false;
+            stopped.get_or_insert_with(|| {
+                format!(
+                    "the objective underflows (G = {:.1e}): the data are separated with a margin sigma = {} cannot reach, so the optimum is not determined in floating point (a larger sigma is)",
+                    certificate.primal, self.sigma
+                )
+            });
+        }
         let mut details = std::collections::BTreeMap::new();
         details.insert(count.0.to_string(), count.1);
         let bias = if self.bias { w[n] } else { 0.0 };

@@ -4,7 +4,9 @@
 //! The objective is smooth and strictly convex away from `w = 0` (Ginodi Thm 3.2) but not
 //! differentiable at 0, where GURU starts. The batch solver starts instead on the ray of the
 //! limit gradient, at the minimiser of `G(t d̂)`, `d̂ = Σ c y x/‖Σ c y x‖` (a convex function of
-//! `t > 0`, minimised by golden-section search). Each Newton direction solves `H d = −∇G` by
+//! `t > 0`, minimised by golden-section search). A warm start `w₀` (e.g. the optimum at a
+//! nearby `σ`) replaces `d̂` by `w₀/‖w₀‖` on the same ray search, so only its direction is
+//! trusted. Each Newton direction solves `H d = −∇G` by
 //! conjugate gradients with a Jacobi preconditioner to a relative residual
 //! `min(0.5, √(‖∇G‖/‖∇G₀‖))` (superlinear local convergence); Hessian–vector products are one
 //! pass over the rows, so nothing of size `n × n` is formed and sparse data stay sparse.
@@ -89,7 +91,12 @@ fn outcome(
     }
 }
 
-pub(crate) fn solve(obj: &Objective<'_>, tolerance: f64, max_iter: usize) -> Outcome {
+pub(crate) fn solve(
+    obj: &Objective<'_>,
+    tolerance: f64,
+    max_iter: usize,
+    start: Option<&[f64]>,
+) -> Outcome {
     let (m, dim) = (obj.len(), obj.dim());
     let mut w = vec![0.0; dim];
     let mut b = vec![0.0; m];
@@ -119,8 +126,19 @@ pub(crate) fn solve(obj: &Objective<'_>, tolerance: f64, max_iter: usize) -> Out
         let certificate = obj.certificate(&w, &b, &v, value);
         return outcome(w, certificate, 0, 0, passes, None);
     }
-    for (d, v) in dir.iter_mut().zip(&v) {
-        *d = v / vn;
+    let start = start.filter(|s| s.len() == dim && s.iter().all(|x| x.is_finite()));
+    let sn = start.map_or(0.0, |s| dot(s, s).sqrt());
+    match start {
+        Some(s) if sn > 0.0 => {
+            for (d, s) in dir.iter_mut().zip(s) {
+                *d = s / sn;
+            }
+        }
+        _ => {
+            for (d, v) in dir.iter_mut().zip(&v) {
+                *d = v / vn;
+            }
+        }
     }
     let proj: Vec<f64> = (0..m).map(|i| obj.label(i) * obj.dot(i, &dir)).collect();
     passes += 1;

@@ -6,12 +6,21 @@
 //! - `t = 1, 2, …` (Algorithm 2 prints `t = 0`, a division by zero);
 //! - examples drawn uniformly with replacement from a ChaCha8 generator seeded by `seed`;
 //!   a weighted example's gradient is multiplied by its weight;
-//! - **stopping rule** (the thesis's "ΔL ≥ ε" is undefined): after every epoch of `M` steps the
-//!   full objective `G` and the duality certificate are computed (one pass over the data).
+//! - **stopping rule** (the thesis's "ΔL ≥ ε" is undefined): at the end of epoch `k` of `M`
+//!   steps, for `k = 1, 2, …, 8` and then every `⌊k/8⌋` epochs (so checks cost a bounded
+//!   fraction of the run, and a run stops at most 12.5 % of its epochs after the first epoch it
+//!   could have), the full objective `G` and the duality certificate are computed.
 //!   The solver keeps the epoch-end iterate with the smallest `G` and the largest dual value
 //!   seen at any check (each is a valid lower bound on `min G`), and stops when
 //!   `(G_best − D_best)/G_best ≤ tolerance`, or after `max_epochs` epochs, unconverged;
 //!   it returns the best iterate, whose reported gap is therefore a certified bound.
+//! - **suffix averaging** (not in the thesis): the check also evaluates the average of the
+//!   epoch-end iterates since the last power-of-two epoch (epochs `2^j..k`, about the last half
+//!   of the run), and the best of both candidates is kept. With steps `η₀/√t` the last iterate
+//!   of a smooth, strictly convex problem keeps oscillating at the scale of the step, while the
+//!   average converges at the optimal rate (Polyak & Juditsky 1992; Bach & Moulines 2011). On
+//!   Ionosphere, splice and USPS 3 vs 5 it lowers the gap reached in 3000 epochs by 2–10× for
+//!   `η₀ ≥ 1/4` (docs/design/gaussian.md); it does not rescue `σ` near the hinge.
 //!
 //! With the Euclidean norm a step costs `O(nnz(x_m))`: `w` is held as `s·v`, the update
 //! `w ← (1 − ηcσ r(u)/‖w‖) w + ηc y f̃'(u) x` scales `s` and adds to `v`, and `‖w‖²` is updated
@@ -59,6 +68,10 @@ pub(crate) fn solve(
     let mut converged = false;
     let mut epochs = 0;
     let euclid = spec.norm == NoiseNorm::L2;
+    let mut avg = vec![0.0; dim];
+    let mut avg_count = 0usize;
+    let mut avg_reset = 1usize;
+    let mut next_check = 1usize;
 
     while epochs < max_epochs {
         epochs += 1;
@@ -123,15 +136,34 @@ pub(crate) fn solve(
         if euclid {
             nsq = w.iter().map(|x| x * x).sum();
         }
-        let value = obj.value_into(&w, &mut b);
-        obj.gradient_from(&w, &b, &mut dual_v, &mut grad);
-        grad.fill(0.0);
-        passes += 3;
-        let cert = obj.certificate(&w, &b, &dual_v, value);
-        best_dual = best_dual.max(cert.dual);
-        if value < best.primal {
-            best = cert;
-            best_w.copy_from_slice(&w);
+        if epochs == avg_reset {
+            avg.fill(0.0);
+            avg_count = 0;
+            avg_reset *= 2;
+        }
+        avg_count += 1;
+        let k = avg_count as f64;
+        for (a, x) in avg.iter_mut().zip(&w) {
+            *a += (x - *a) / k;
+        }
+        if epochs < next_check && epochs < max_epochs {
+            continue;
+        }
+        next_check = epochs + (epochs / 8).max(1);
+        for cand in [&w, &avg]
+            .into_iter()
+            .take(if avg_count > 1 { 2 } else { 1 })
+        {
+            let value = obj.value_into(cand, &mut b);
+            obj.gradient_from(cand, &b, &mut dual_v, &mut grad);
+            grad.fill(0.0);
+            passes += 3;
+            let cert = obj.certificate(cand, &b, &dual_v, value);
+            best_dual = best_dual.max(cert.dual);
+            if value < best.primal {
+                best = cert;
+                best_w.copy_from_slice(cand);
+            }
         }
         best.dual = best_dual;
         best.relative_gap = if best.primal > 0.0 {

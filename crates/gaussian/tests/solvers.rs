@@ -335,6 +335,58 @@ fn sgd_reaches_its_certified_gap_and_is_seeded() {
     assert_ne!(sgd.model, other.model);
 }
 
+/// A warm start along the σ path certifies the cold start's optimum at every σ, in fewer Newton
+/// iterations at the small-σ end where the cold start is hardest (it may even stop at its
+/// iteration limit there); a useless start is ignored.
+#[test]
+fn warm_start_reaches_the_same_optimum() {
+    let data = gaussian_classes(300, 8, 1.5, 0.05, 12);
+    let (mut warm_iters, mut cold_iters) = (0, 0);
+    let mut start: Option<Vec<f64>> = None;
+    for k in (-8..=4).rev() {
+        let params = GuruParams::new().sigma(2f64.powi(k)).tolerance(1e-9);
+        let (cold, _) = params.fit_certified(&data).unwrap();
+        let (warm, _) = params.fit_certified_from(&data, start.as_deref()).unwrap();
+        // the cold start may stop at its iteration limit at small sigma: that is the point
+        assert!(
+            warm.converged,
+            "sigma 2^{k}: warm {:?} {:.1e} {}",
+            warm.stopped, warm.certificate.relative_gap, warm.iterations
+        );
+        let (a, b) = (cold.certificate.primal, warm.certificate.primal);
+        let tol = 2e-9 + cold.certificate.relative_gap;
+        assert!((a - b).abs() <= tol * a.max(b), "sigma 2^{k}: {a} vs {b}");
+        if k <= -6 {
+            warm_iters += warm.iterations;
+            cold_iters += cold.iterations;
+        }
+        start = Some(warm.model.weights().to_vec());
+    }
+    assert!(
+        warm_iters < cold_iters,
+        "warm {warm_iters} vs cold {cold_iters}"
+    );
+    let params = GuruParams::new().sigma(0.5);
+    let (cold, _) = params.fit_certified(&data).unwrap();
+    for bad in [vec![0.0; 8], vec![1.0; 3], vec![f64::NAN; 8]] {
+        let (f, _) = params.fit_certified_from(&data, Some(&bad)).unwrap();
+        assert_eq!(f.model, cold.model);
+    }
+}
+
+/// On separable data a small σ drives (2.22) below the smallest double: the fit must say it is
+/// not certified (and why) instead of reporting a 0/0 "gap" of zero.
+#[test]
+fn an_underflowing_objective_is_not_certified() {
+    let data = gaussian_classes(200, 3, 6.0, 0.0, 4);
+    let (ok, _) = GuruParams::new().sigma(0.5).fit_certified(&data).unwrap();
+    assert!(ok.converged && ok.certificate.primal > 0.0);
+    let (f, report) = GuruParams::new().sigma(1e-3).fit_certified(&data).unwrap();
+    assert!(f.certificate.primal <= 1e-280, "{}", f.certificate.primal);
+    assert!(!f.converged && !report.converged);
+    assert!(f.stopped.as_deref().unwrap_or("").contains("underflows"));
+}
+
 #[test]
 fn sgd_with_the_max_norm_certifies_its_gap() {
     let data = gaussian_classes(200, 3, 1.0, 0.1, 10);

@@ -41,6 +41,8 @@ pub(crate) struct Settings {
     pub max_passes: usize,
     pub seed: u64,
     pub rho: Option<f64>,
+    /// With `false` there is no bias: `b = 0`, no equality constraint (LIBLINEAR's dual CD).
+    pub bias: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -105,6 +107,7 @@ struct State<'a> {
     y: Vec<f64>,
     c: f64,
     k: usize,
+    bias: bool,
     rho: f64,
     lambda: Vec<f64>,
     dels: Vec<Vec<Del>>,
@@ -242,6 +245,13 @@ impl State<'_> {
             }
         }
         self.buf = buf;
+        if !self.bias {
+            // no bias and no equality constraint: every λ ∈ [0, C]^m is dual feasible
+            let loss: f64 = cvals.iter().map(|c| c.max(0.0)).sum();
+            let primal = 0.5 * dot4(&self.w, &self.w) + self.c * loss;
+            let dual = self.lambda.iter().sum::<f64>() - 0.5 * dot4(&self.w, &self.w);
+            return (primal, dual, 0.0);
+        }
         // breakpoints t_i = y_i c_i; slope of Σ[c_i − y_i b]_+ is −p + #{t_i ≤ b}
         let mut t: Vec<f64> = cvals.iter().zip(&self.y).map(|(c, y)| c * y).collect();
         let b = {
@@ -313,14 +323,20 @@ pub(crate) fn solve(data: &Dataset, labels: &[Sign], settings: &Settings) -> Sol
     let m = data.len();
     let n = data.n_features();
     let sq: Vec<f64> = (0..m).map(|i| row_sq(data.row(i))).collect();
-    let rho = settings
-        .rho
-        .unwrap_or_else(|| (0.05 * sq.iter().sum::<f64>() / m as f64).max(1e-12));
+    // without a bias the augmented-Lagrangian terms vanish (ρ = 0 keeps β = s·0 = 0)
+    let rho = if settings.bias {
+        settings
+            .rho
+            .unwrap_or_else(|| (0.05 * sq.iter().sum::<f64>() / m as f64).max(1e-12))
+    } else {
+        0.0
+    };
     let mut st = State {
         data,
         y: labels.iter().map(|s| s.as_f64()).collect(),
         c: settings.c,
         k: settings.k,
+        bias: settings.bias,
         rho,
         lambda: vec![0.0; m],
         dels: vec![Vec::new(); m],
@@ -457,7 +473,7 @@ pub(crate) fn solve(data: &Dataset, labels: &[Sign], settings: &Settings) -> Sol
         passes,
         converged,
         max_violation,
-        equality_residual: st.s,
+        equality_residual: if st.bias { st.s } else { 0.0 },
         gap_checks,
     }
 }

@@ -17,6 +17,12 @@ struct Common {
     max_passes: usize,
     seed: u64,
     rho: Option<f64>,
+    #[serde(default = "yes")]
+    bias: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for Common {
@@ -27,6 +33,7 @@ impl Default for Common {
             max_passes: 200_000,
             seed: 0,
             rho: None,
+            bias: true,
         }
     }
 }
@@ -61,6 +68,7 @@ impl Common {
                 max_passes: self.max_passes,
                 seed: self.seed,
                 rho: self.rho,
+                bias: self.bias,
             },
         );
         let model = LinearModel::try_new(sol.w, sol.b).map_err(|_| Error::Numerical {
@@ -118,6 +126,13 @@ macro_rules! common_setters {
         /// Augmented-Lagrangian penalty for `Σ y_i α_i = 0` (default: `0.05 ×` the mean `‖x_i‖²`, scale-invariant; smaller values gave faster runs in our measurements, any value `> 0` converges).
         pub fn rho(mut self, rho: Option<f64>) -> Self {
             self.common.rho = rho;
+            self
+        }
+        /// With `false`, no bias (`b = 0`, no equality constraint in the dual: LIBLINEAR's
+        /// formulation; append a constant feature for a regularised bias). Default `true`: the
+        /// unregularised bias of SVM-light.
+        pub fn bias(mut self, yes: bool) -> Self {
+            self.common.bias = yes;
             self
         }
     };

@@ -4,7 +4,7 @@ mod common;
 
 use bulwark_core::{Classifier, Dataset, DenseMatrix, Fit, Sign};
 use bulwark_online::{FdropParams, SvmParams, fdrop_objective};
-use common::{clarabel_fdrop, gaussian_data};
+use common::{clarabel_fdrop, clarabel_fdrop_with, gaussian_data};
 
 fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs().max(1e-12)
@@ -49,6 +49,46 @@ fn svm_matches_clarabel_on_random_data() {
         );
         // the certified lower bound is below the QP optimum
         assert!(fitted.report.details["dual_objective"] <= qp * (1.0 + 1e-8));
+    }
+}
+
+/// Without a bias (LIBLINEAR's formulation, `bias(false)`) the dual has no equality
+/// constraint; the solver must still certify the QP optimum with `b = 0`.
+#[test]
+fn svm_without_bias_matches_clarabel() {
+    for (seed, (m, n, c, shift)) in [
+        (40, 5, 1.0, 0.5),
+        (60, 8, 10.0, 0.3),
+        (50, 3, 0.1, 1.0),
+        (30, 20, 1.0, 0.2),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // off-centre classes, so the bias is a real degree of freedom
+        let mut data = gaussian_data(m, n, shift, 100 + seed as u64);
+        data.features_mut().map_in_place(|_, x| x + 1.5).unwrap();
+        for k in [0, 2] {
+            let fitted = FdropParams::new()
+                .k(k)
+                .c(c)
+                .bias(false)
+                .tolerance(1e-9)
+                .max_passes(100_000)
+                .fit(&data)
+                .unwrap();
+            assert_eq!(fitted.model.bias(), 0.0);
+            assert!(fitted.report.converged, "{:?}", fitted.report);
+            let ours = fitted.report.objective.unwrap();
+            let check = fdrop_objective(&fitted.model, &data, c, k).unwrap();
+            assert!(rel(check, ours) < 1e-12, "reported {ours} vs {check}");
+            let (qp, _, _) = clarabel_fdrop_with(&data, c, k, false);
+            assert!(
+                rel(ours, qp) < 1e-6,
+                "seed {seed} k {k}: ours {ours} vs clarabel {qp}"
+            );
+            assert!(fitted.report.details["dual_objective"] <= qp * (1.0 + 1e-8));
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! `bulwark-reproduce [--quick|--full] [--only NAME[,NAME…]] [--seed S] [--data-dir DIR]
 //! [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]` — regenerates the
-//! tables and figures of Dekel, Shamir & Xiao (2010) and Dekel & Shamir (ICML 2008). Usually run
+//! tables and figures of Dekel, Shamir & Xiao (2010), Dekel & Shamir (ICML 2008) and Ginodi (2010,
+//! ch. 2). Usually run
 //! through `cargo xtask reproduce`.
 //!
 //! With a cache (the default for `--full`: `<out>/cache-full.jsonl`) every finished unit (one
@@ -23,7 +24,7 @@ use bulwark_eval::{ALL, Mode, Observer, Outcome, RunConfig, UnitCache, report, r
 use indicatif::{ProgressBar, ProgressStyle};
 
 const USAGE: &str = "usage: bulwark-reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]
-  experiments: synth1 synth2 breast spam icml_random usps mnist
+  experiments: synth1 synth2 breast spam icml_random usps mnist guru_binary
   --cache FILE  keep every finished unit (one split of one task) in FILE and skip the units found there (default with --full: OUT/cache-full.jsonl)
   --stop-after MINUTES  start no unit after MINUTES; the same command resumes (exit status 3 while units are left)";
 

@@ -52,6 +52,12 @@ fn csc_from_rows(rows: &[Vec<(usize, f64)>], ncols: usize) -> CscMatrix<f64> {
 /// The FDROP primal (k = 0: the SVM) solved as a QP by clarabel; returns (objective, w, b).
 /// Variables: w (n), b, ξ (m), t (m), u (m·n); top-k sum as min_t k t + Σ [z_j − t]_+.
 pub fn clarabel_fdrop(data: &Dataset, c: f64, k: usize) -> (f64, Vec<f64>, f64) {
+    clarabel_fdrop_with(data, c, k, true)
+}
+
+/// [`clarabel_fdrop`] with the bias fixed at 0 when `bias` is false (`b ≤ 0` and `−b ≤ 0`).
+#[allow(dead_code)]
+pub fn clarabel_fdrop_with(data: &Dataset, c: f64, k: usize, bias: bool) -> (f64, Vec<f64>, f64) {
     let (m, n) = (data.len(), data.n_features());
     let y = data.binary_labels().unwrap();
     let nv = n + 1 + m + m + m * n;
@@ -89,6 +95,12 @@ pub fn clarabel_fdrop(data: &Dataset, c: f64, k: usize) -> (f64, Vec<f64>, f64) 
             rows.push(vec![(iu + i * n + j, -1.0)]);
             rhs.push(0.0);
         }
+    }
+    if !bias {
+        rows.push(vec![(ib, 1.0)]);
+        rhs.push(0.0);
+        rows.push(vec![(ib, -1.0)]);
+        rhs.push(0.0);
     }
     let a = csc_from_rows(&rows, nv);
     let mut q = vec![0.0; nv];
