@@ -130,8 +130,12 @@ pub struct ExperimentResult {
     pub rows: Vec<Row>,
     /// Per-task rows (digit pairs), empty otherwise.
     pub per_task: Vec<Row>,
-    /// Wall-clock seconds.
+    /// Wall-clock seconds of this run (a resumed run: of this sitting only).
     pub runtime_seconds: f64,
+    /// With a unit cache: seconds of compute of every unit of the experiment over every sitting
+    /// (one worker each), which a resumed run's wall time does not show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_seconds: Option<f64>,
     /// Fits that failed and were skipped (learner, C, message).
     pub failures: Vec<String>,
     /// How every fit of the experiment was solved (fallback solvers, relaxed tolerances,

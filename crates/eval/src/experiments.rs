@@ -124,6 +124,11 @@ pub fn run(name: &str, cfg: &RunConfig, obs: &dyn Observer) -> Outcome {
     match out {
         Ok(mut r) => {
             r.runtime_seconds = start.elapsed().as_secs_f64();
+            r.unit_seconds = cfg
+                .cache
+                .as_ref()
+                .map(|c| c.seconds(Some(name)))
+                .filter(|s| *s > 0.0);
             Outcome::Done(Box::new(r))
         }
         Err(o) => o,
@@ -143,6 +148,7 @@ pub(crate) fn base(name: &str, reproduces: &str, cfg: &RunConfig) -> ExperimentR
         rows: Vec::new(),
         per_task: Vec::new(),
         runtime_seconds: 0.0,
+        unit_seconds: None,
         failures: Vec::new(),
         solver: SolverTally::default(),
         solver_notes: Vec::new(),

@@ -184,6 +184,25 @@ fn the_unit_cache_resumes_a_run_with_the_same_results() {
     assert_eq!(first.rows, plain.rows, "the cache does not change a result");
     assert_eq!(second.rows, plain.rows, "cached units give the same table");
     assert_eq!(second.solver, plain.solver);
+    // the resumed run's header gives the units' compute over both sittings, not its own
+    // (near-zero) wall time alone
+    let compute = second
+        .unit_seconds
+        .expect("a cached run records its units' compute");
+    assert!(
+        compute > second.runtime_seconds,
+        "{compute} vs {}",
+        second.runtime_seconds
+    );
+    let header = bulwark_eval::report::header(&second);
+    assert!(
+        header.contains(&format!(
+            "{compute:.1} s of unit compute over every sitting"
+        )),
+        "{header}"
+    );
+    assert_eq!(plain.unit_seconds, None);
+    assert!(bulwark_eval::report::header(&plain).contains("; runtime "));
     // a line cut short by a killed run
     let mut text = std::fs::read_to_string(&path).unwrap();
     text.push_str("{\"key\":\"breast/breast/0/00");
