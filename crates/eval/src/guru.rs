@@ -348,7 +348,13 @@ fn parts(spec: &SetSpec, task: Option<&Dataset>, seed: u64) -> Result<(Parts, Da
             };
             (pick(0..a), pick(a..a + b), pick(a + b..a + b + c))
         }
-        (Source::Builtin(..), None) => unreachable!("built-in sets are loaded first"),
+        (Source::Builtin(name, _), None) => {
+            return Err(Error::param(
+                "data set",
+                name,
+                "loaded before its splits are drawn",
+            ));
+        }
     };
     let scaler = Scaler::fit(&train, ScalingKind::MinMax)?;
     let (train, val, test) = (
