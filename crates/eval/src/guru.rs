@@ -738,17 +738,10 @@ fn run_with(
                     chosen_c: Some(median(outs.iter().map(|o| o.chosen[l][k]).collect())),
                     paper: (x == 0.0).then(|| 1.0 - spec.paper[k] / 100.0),
                     paper_pm: None,
-                    solver: if k == 0 {
-                        outs.iter().fold(SolverTally::default(), |mut t, o| {
-                            t.add(&o.guru_tally);
-                            t
-                        })
-                    } else {
-                        outs.iter().fold(SolverTally::default(), |mut t, o| {
-                            t.add(&o.svm_tally);
-                            t
-                        })
-                    },
+                    solver: outs.iter().fold(SolverTally::default(), |mut t, o| {
+                        t.add(if k == 0 { &o.guru_tally } else { &o.svm_tally });
+                        t
+                    }),
                 });
             }
         }
