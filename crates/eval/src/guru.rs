@@ -460,32 +460,33 @@ fn unit(
         svm.push(f.model);
     }
     let t_svm = clock.elapsed().as_secs_f64();
-    let weights = |m: &bulwark_core::LinearModel| m.weights().to_vec();
-    let guru_w: Vec<Vec<f64>> = guru.iter().map(|f| weights(&f.model)).collect();
-    let svm_w: Vec<Vec<f64>> = svm.iter().map(weights).collect();
+    let guru_w: Vec<&[f64]> = guru.iter().map(|f| f.model.weights()).collect();
+    let svm_w: Vec<&[f64]> = svm.iter().map(|m| m.weights()).collect();
     let n_val = p.val.len();
     let mut acc = Vec::with_capacity(proto.noise.len());
     let mut chosen = Vec::with_capacity(proto.noise.len());
     let mut noise_rng = rng_for_stream(seed, 2);
     let mut clean_choice = 0;
     for &x in &proto.noise {
+        let noisy;
         let (val, test) = if x == 0.0 {
-            (p.val.clone(), p.test.clone())
+            (&p.val, &p.test)
         } else {
-            let noisy = UniformNoise { a: x }.apply(&clean_vt, &mut noise_rng)?;
-            let idx: Vec<usize> = (0..noisy.len()).collect();
-            (
-                with_constant(&noisy.select(&idx[..n_val]))?,
-                with_constant(&noisy.select(&idx[n_val..]))?,
-            )
+            let d = UniformNoise { a: x }.apply(&clean_vt, &mut noise_rng)?;
+            let idx: Vec<usize> = (0..d.len()).collect();
+            noisy = (
+                with_constant(&d.select(&idx[..n_val]))?,
+                with_constant(&d.select(&idx[n_val..]))?,
+            );
+            (&noisy.0, &noisy.1)
         };
-        let pick = |ws: &[Vec<f64>], prefer_last: bool| -> Result<(usize, f64), Error> {
+        let pick = |ws: &[&[f64]], prefer_last: bool| -> Result<(usize, f64), Error> {
             let v: Vec<f64> = ws
                 .iter()
-                .map(|w| accuracy(w, &val))
+                .map(|w| accuracy(w, val))
                 .collect::<Result<_, _>>()?;
             let k = best(&v, prefer_last);
-            Ok((k, accuracy(&ws[k], &test)?))
+            Ok((k, accuracy(ws[k], test)?))
         };
         // ties: the more regularised (larger sigma = later; smaller C = earlier)
         let (kg, ag) = pick(&guru_w, true)?;
