@@ -22,7 +22,7 @@ use crate::project_root;
 const SKLEARN_VERSION: &str = "1.7.2";
 
 /// A Python with scikit-learn: `python3` if it has it, else `target/bench/venv-sklearn`.
-fn sklearn_python(root: &Path) -> Result<PathBuf, String> {
+pub(crate) fn sklearn_python(root: &Path) -> Result<PathBuf, String> {
     python_with(
         root,
         "sklearn",

@@ -351,6 +351,11 @@ impl RandomDelete {
         rng: &mut Rng,
     ) -> Result<AttackOutcome> {
         check_model_data(model, data)?;
+        self.run_on(data, rng)
+    }
+
+    /// The attack on `data` alone (it needs no model).
+    pub fn run_on(&self, data: &Dataset, rng: &mut Rng) -> Result<AttackOutcome> {
         let mut nz = Vec::new();
         let mut touched = 0;
         let mask = data.missing();
@@ -589,6 +594,45 @@ impl Attack {
                 node_limit: self.node_limit,
             }
             .run(model, data),
+            AttackKind::UniformNoise => self.run_weightless(data, budget, rng),
+        }
+    }
+
+    /// Whether the attack reads the model's weights (the deletion and corruption attacks); the
+    /// others (`none`, `random-delete`, `uniform-noise`) apply to any model.
+    pub fn needs_weights(&self) -> bool {
+        matches!(
+            self.kind,
+            AttackKind::GreedyDelete | AttackKind::GreedyCorrupt | AttackKind::ExactDelete
+        )
+    }
+
+    /// Runs an attack that needs no weights on `data`, for a model of any kind; an attack that
+    /// needs them is a typed error naming it and `kind` (the model's kind).
+    pub fn run_model_free(
+        &self,
+        kind: &str,
+        data: &Dataset,
+        budget: f64,
+        rng: &mut Rng,
+    ) -> Result<AttackOutcome> {
+        if self.needs_weights() {
+            return Err(Error::param(
+                "attack",
+                self.name(),
+                format!(
+                    "an attack that needs no weights (none, random-delete, uniform-noise): {} reads a binary linear model's weights, and this model is {kind}",
+                    self.name()
+                ),
+            ));
+        }
+        check_budget(budget)?;
+        self.run_weightless(data, budget, rng)
+    }
+
+    fn run_weightless(&self, data: &Dataset, budget: f64, rng: &mut Rng) -> Result<AttackOutcome> {
+        match self.kind {
+            AttackKind::RandomDelete => RandomDelete::from_budget(budget)?.run_on(data, rng),
             AttackKind::UniformNoise => {
                 let data = crate::UniformNoise { a: budget }.apply(data, rng)?;
                 // every feature of every example moves (a = 0 moves none)
@@ -603,6 +647,11 @@ impl Attack {
                     incomplete: 0,
                 })
             }
+            _ => Ok(AttackOutcome {
+                data: data.clone(),
+                touched: 0,
+                incomplete: 0,
+            }),
         }
     }
 }

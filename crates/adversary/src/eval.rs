@@ -31,10 +31,11 @@ use serde::{Deserialize, Serialize};
 
 use bulwark_core::missing::remaining_budget;
 use bulwark_core::{
-    Classifier, Dataset, Error, Linear, Result, TestTimeAttack, rng_for_stream, rng_from_seed,
+    AnyModel, Classifier, Dataset, Error, Linear, Result, TestTimeAttack, rng_for_stream,
+    rng_from_seed,
 };
 
-use crate::attack::{Attack, check_model_data};
+use crate::attack::{Attack, AttackOutcome, check_model_data};
 use crate::budget::{AttackBudget, check_budget};
 use crate::exact_deletion::{self as knapsack, DEFAULT_NODE_LIMIT};
 use crate::noise::{CloudDirection, GaussianCloud, UniformNoise};
@@ -223,6 +224,18 @@ pub fn evaluate<M: Linear + ?Sized>(
     check_nonempty(data)?;
     let mut rng = rng_from_seed(seed);
     let out = attack.run(model, data, budget, &mut rng)?;
+    report_of(model, data, attack, budget, seed, &out)
+}
+
+/// The report of `attack` at `budget` on `data` with its outcome `out`.
+fn report_of<M: Classifier + ?Sized>(
+    model: &M,
+    data: &Dataset,
+    attack: &Attack,
+    budget: f64,
+    seed: u64,
+    out: &AttackOutcome,
+) -> Result<EvalReport> {
     let m = data.len();
     let n_errors = count_errors(model, &out.data)?;
     Ok(EvalReport {
@@ -237,6 +250,44 @@ pub fn evaluate<M: Linear + ?Sized>(
         incomplete: out.incomplete,
         missing_records: data.incomplete_records(),
     })
+}
+
+/// [`evaluate`] for a model of any kind: a binary linear model takes every attack; any other
+/// model (kernel, multiclass, ensemble) the attacks that need no weights (`none`,
+/// `random-delete`, `uniform-noise`), and the others are typed errors naming the model's kind.
+pub fn evaluate_model(
+    model: &AnyModel,
+    data: &Dataset,
+    attack: &Attack,
+    budget: f64,
+    seed: u64,
+) -> Result<EvalReport> {
+    if let Some(linear) = model.as_linear() {
+        return evaluate(linear, data, attack, budget, seed);
+    }
+    model.check_features(data.features())?;
+    check_nonempty(data)?;
+    let mut rng = rng_from_seed(seed);
+    let out = attack.run_model_free(model.kind(), data, budget, &mut rng)?;
+    report_of(model, data, attack, budget, seed, &out)
+}
+
+/// [`attacked_dataset`] for a model of any kind (see [`evaluate_model`]).
+pub fn attacked_dataset_model(
+    model: &AnyModel,
+    data: &Dataset,
+    attack: &Attack,
+    budget: f64,
+    seed: u64,
+) -> Result<Dataset> {
+    if let Some(linear) = model.as_linear() {
+        return attacked_dataset(linear, data, attack, budget, seed);
+    }
+    model.check_features(data.features())?;
+    let mut rng = rng_from_seed(seed);
+    attack
+        .run_model_free(model.kind(), data, budget, &mut rng)
+        .map(|o| o.data)
 }
 
 /// The attacked copy of `data` (for `bulwark attack`): `attack` with budget `N`, randomness from

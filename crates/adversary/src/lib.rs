@@ -19,8 +19,9 @@ pub use contaminate::{
 };
 pub use eval::{
     Certificate, CertifyOptions, CurvePoint, DecidedBy, EvalReport, ExampleCertificate, NoiseKind,
-    NoisePoint, Verdict, attacked_dataset, certify, certify_curve, certify_with, error_vs_budget,
-    error_vs_noise, error_vs_noise_linear, evaluate, evaluate_attack,
+    NoisePoint, Verdict, attacked_dataset, attacked_dataset_model, certify, certify_curve,
+    certify_with, error_vs_budget, error_vs_noise, error_vs_noise_linear, evaluate,
+    evaluate_attack, evaluate_model,
 };
 pub use exact_deletion::{DEFAULT_NODE_LIMIT, Deletion, ExactDeletion, ExactMethod, Item};
 pub use noise::{CloudDirection, GaussianCloud, UniformNoise};

@@ -482,3 +482,79 @@ fn train_json_names_the_solver_and_says_when_a_fallback_answered() {
         assert_eq!(t["solver"], solver, "{algo}: {t}");
     }
 }
+
+/// Kernel models from the command line: the RBF SVM (SMO) and KEN-GURU train, predict, take the
+/// noise attack and convert to `.bin`; KEN-GURU with the linear kernel scores every example as
+/// `--algo guru --solver sgd` with the same seed does.
+#[test]
+fn kernel_models_train_predict_and_take_noise() {
+    for (name, args) in [
+        (
+            "svm-rbf",
+            vec![
+                "--algo", "svm", "--kernel", "rbf", "--gamma", "0.1", "--C", "10",
+            ],
+        ),
+        (
+            "ken-rbf",
+            vec![
+                "--algo", "ken-guru", "--kernel", "rbf", "--gamma", "0.1", "--sigma", "0.5",
+                "--eta0", "0.25",
+            ],
+        ),
+    ] {
+        let model = tmp(&format!("{name}.json"));
+        let m = model.to_str().unwrap();
+        let mut a = vec![
+            "train", "--data", "wdbc", "--scale", "minmax", "--out", m, "--json",
+        ];
+        a.extend(&args);
+        let t = ok_json(&a);
+        assert_eq!(t["model_kind"], "kernel", "{name}: {t}");
+        assert!(t["converged"].as_bool().unwrap(), "{name}: {t}");
+        assert!(t["training_error"].as_f64().unwrap() < 0.2, "{name}: {t}");
+        let e = ok_json(&[
+            "eval",
+            "--model",
+            m,
+            "--data",
+            "wdbc",
+            "--attack",
+            "uniform-noise",
+            "--budget",
+            "0.5",
+            "--json",
+        ]);
+        assert!(e["error"].as_f64().unwrap() >= 0.0, "{name}: {e}");
+        let bin = tmp(&format!("{name}.bin"));
+        let b = bin.to_str().unwrap();
+        assert!(
+            bulwark(&["model", "convert", m, "--out", b])
+                .status
+                .success()
+        );
+        assert_eq!(predict(m), predict(b), "{name}");
+    }
+    let scores = |algo: &[&str], name: &str| -> Vec<f64> {
+        let model = tmp(name);
+        let m = model.to_str().unwrap();
+        let mut a = vec![
+            "train", "--data", "wdbc", "--scale", "minmax", "--out", m, "--sigma", "1",
+        ];
+        a.extend(["--eta0", "0.25", "--seed", "5", "--max-epochs", "20"]);
+        a.extend(algo);
+        assert!(bulwark(&a).status.success(), "{algo:?}");
+        String::from_utf8(predict(m))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+            .collect()
+    };
+    let guru = scores(&["--algo", "guru", "--solver", "sgd"], "guru-sgd.json");
+    let ken = scores(&["--algo", "ken-guru"], "ken-linear.json");
+    assert_eq!(guru.len(), 569);
+    for (a, b) in guru.iter().zip(&ken) {
+        assert!((a - b).abs() <= 1e-10 * (1.0 + a.abs()), "{a} vs {b}");
+    }
+}

@@ -4,6 +4,7 @@ pub mod budget;
 pub mod dataset;
 pub mod ensemble;
 pub mod error;
+pub mod gram;
 #[cfg(any(feature = "sprs", feature = "faer"))]
 pub mod interop;
 pub mod kernel;
@@ -21,6 +22,7 @@ pub use budget::{DeletionScratch, FeatureBudget, FeatureValues, WorstCase, check
 pub use dataset::{Dataset, Sign, Targets};
 pub use ensemble::Ensemble;
 pub use error::{Error, Location, Result};
+pub use gram::GramCache;
 pub use kernel::{Kernel, KernelModel};
 pub use learner::{HyperParams, Learner, ParamKind, ParamSpec, ParamValue, ProgressFn};
 pub use matrix::{CsrMatrix, DenseMatrix, Features, RowView};

@@ -1,13 +1,49 @@
-//! The registration of GURU as the learner `guru` ([`bulwark_core::Learner`]).
+//! The registrations of GURU (`guru`), KEN-GURU (`ken-guru`) and ASVC (`asvc`) ([`bulwark_core::Learner`]).
 
 use bulwark_core::{
     AnyModel, Dataset, Error, Fitted, HyperParams, Learner, ParamKind, ParamSpec, ProgressFn,
     Result,
 };
 
+use bulwark_core::Kernel;
+use bulwark_core::kernel::{KERNEL_PARAMS, cache_bytes_from_params};
+
 use crate::asvc::AsvcParams;
 use crate::hyperparams::{GuruParams, Solver};
+use crate::kernel_guru::KenGuruParams;
 use crate::loss::{Loss, NoiseNorm};
+
+// the parameters GURU and KEN-GURU share
+const SIGMA: ParamSpec = ParamSpec {
+    name: "sigma",
+    kind: ParamKind::Float,
+    default: Some("1"),
+    help: "noise standard deviation sigma > 0 (trace bound sigma^2)",
+};
+const LOSS: ParamSpec = ParamSpec {
+    name: "loss",
+    kind: ParamKind::Text,
+    default: Some("gauss"),
+    help: "scalar loss in the perspective: gauss (z Phi(z) + phi(z)), log (log2(1 + 2^z)) or huber",
+};
+const ETA0: ParamSpec = ParamSpec {
+    name: "eta0",
+    kind: ParamKind::Float,
+    default: Some("1"),
+    help: "GURU's initial step eta0 > 0",
+};
+const SEED: ParamSpec = ParamSpec {
+    name: "seed",
+    kind: ParamKind::Count,
+    default: Some("0"),
+    help: "seed of the learner's random choices",
+};
+const MAX_EPOCHS: ParamSpec = ParamSpec {
+    name: "max_epochs",
+    kind: ParamKind::Count,
+    default: Some("1000"),
+    help: "GURU's epoch limit (epochs of M steps)",
+};
 
 /// Gaussian-robust classification (Ginodi 2010): GURU's SGD or the certified batch solver.
 #[derive(Debug, Clone, Copy)]
@@ -25,18 +61,8 @@ impl Learner for GuruLearner {
     }
     fn params(&self) -> &'static [ParamSpec] {
         const P: &[ParamSpec] = &[
-            ParamSpec {
-                name: "sigma",
-                kind: ParamKind::Float,
-                default: Some("1"),
-                help: "noise standard deviation sigma > 0 (trace bound sigma^2)",
-            },
-            ParamSpec {
-                name: "loss",
-                kind: ParamKind::Text,
-                default: Some("gauss"),
-                help: "scalar loss in the perspective: gauss (z Phi(z) + phi(z)), log (log2(1 + 2^z)) or huber",
-            },
+            SIGMA,
+            LOSS,
             ParamSpec {
                 name: "norm",
                 kind: ParamKind::Text,
@@ -49,30 +75,15 @@ impl Learner for GuruLearner {
                 default: Some("batch"),
                 help: "sgd (GURU, step eta0/sqrt(t)) or batch (Newton-CG to a certified duality gap)",
             },
-            ParamSpec {
-                name: "eta0",
-                kind: ParamKind::Float,
-                default: Some("1"),
-                help: "GURU's initial step eta0 > 0",
-            },
-            ParamSpec {
-                name: "seed",
-                kind: ParamKind::Count,
-                default: Some("0"),
-                help: "seed of the learner's random choices",
-            },
+            ETA0,
+            SEED,
             ParamSpec {
                 name: "tolerance",
                 kind: ParamKind::Float,
                 default: None,
                 help: "relative duality gap to certify (default: 1e-10 batch, 1e-3 sgd)",
             },
-            ParamSpec {
-                name: "max_epochs",
-                kind: ParamKind::Count,
-                default: Some("1000"),
-                help: "GURU's epoch limit (epochs of M steps)",
-            },
+            MAX_EPOCHS,
             ParamSpec {
                 name: "max_iter",
                 kind: ParamKind::Count,
@@ -119,6 +130,67 @@ impl Learner for GuruLearner {
         let f = bulwark_core::Fit::fit(&params, data)?;
         Ok(Fitted {
             model: AnyModel::Linear(f.model),
+            report: f.report,
+        })
+    }
+}
+
+/// KEN-GURU (Ginodi Ch. 4): GURU's SGD with a kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct KenGuruLearner;
+
+impl Learner for KenGuruLearner {
+    fn name(&self) -> &'static str {
+        "ken-guru"
+    }
+    fn title(&self) -> &'static str {
+        "KEN-GURU"
+    }
+    fn about(&self) -> &'static str {
+        "Ginodi 2010 Ch. 4: GURU's SGD with a kernel (linear, poly, rbf), no bias; with the linear kernel the model of --algo guru --solver sgd"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[
+            SIGMA,
+            LOSS,
+            ETA0,
+            SEED,
+            ParamSpec {
+                name: "tolerance",
+                kind: ParamKind::Float,
+                default: Some("1e-3"),
+                help: "relative duality gap to certify",
+            },
+            MAX_EPOCHS,
+            KERNEL_PARAMS[0],
+            KERNEL_PARAMS[1],
+            KERNEL_PARAMS[2],
+            KERNEL_PARAMS[3],
+            KERNEL_PARAMS[4],
+        ];
+        P
+    }
+    fn fit(
+        &self,
+        data: &Dataset,
+        p: &HyperParams,
+        _: Option<ProgressFn<'_>>,
+    ) -> Result<Fitted<AnyModel>> {
+        let loss = p.text("loss")?;
+        let loss = Loss::parse(loss)
+            .ok_or_else(|| Error::param("loss", loss, "one of gauss, log, huber"))?;
+        let params = KenGuruParams::new()
+            .kernel(Kernel::from_params(p)?)
+            .sigma(p.float("sigma")?)
+            .loss(loss)
+            .eta0(p.float("eta0")?)
+            .seed(p.count("seed")?)
+            .tolerance(p.float("tolerance")?)
+            .max_epochs(p.count("max_epochs")? as usize)
+            .cache_bytes(cache_bytes_from_params(p)?);
+        let f = bulwark_core::Fit::fit(&params, data)?;
+        Ok(Fitted {
+            model: AnyModel::Kernel(f.model),
             report: f.report,
         })
     }

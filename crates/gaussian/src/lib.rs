@@ -35,6 +35,7 @@ pub mod algorithm;
 pub mod asvc;
 mod batch;
 pub mod hyperparams;
+pub mod kernel_guru;
 mod learner;
 pub mod loss;
 pub mod objective;
@@ -44,7 +45,8 @@ pub mod special;
 pub use algorithm::GuruFit;
 pub use asvc::AsvcParams;
 pub use hyperparams::{GuruParams, Solver};
-pub use learner::{AsvcLearner, GuruLearner};
+pub use kernel_guru::{KenGuruFit, KenGuruParams};
+pub use learner::{AsvcLearner, GuruLearner, KenGuruLearner};
 pub use loss::{Loss, NoiseNorm};
 pub use objective::{Certificate, Objective, RobustLoss};
 

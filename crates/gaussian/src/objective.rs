@@ -259,10 +259,15 @@ impl<'a> Objective<'a> {
     /// The certificate at `w` from the margin terms `b` and `v = Σ c f̃'(u) y x` of
     /// [`Objective::gradient_from`] at the same `w`, with the primal value `primal = G(w)`.
     pub fn certificate(&self, w: &[f64], b: &[f64], v: &[f64], primal: f64) -> Certificate {
-        let a = self.scale(w);
+        self.certificate_at(self.scale(w), b, self.spec.norm.dual_of(v), primal)
+    }
+
+    /// [`Objective::certificate`] from the scalars it needs: the perspective's scale
+    /// `a = σ‖w‖`, the margin terms `b`, the dual norm `‖Σ c f̃'(u) y x‖_*` and `G(w)`. A kernel
+    /// learner supplies them from Gram products (`‖Σ α y x‖² = (α∘y)ᵀK(α∘y)`).
+    pub fn certificate_at(&self, a: f64, b: &[f64], vnorm: f64, primal: f64) -> Certificate {
         let loss = self.spec.loss;
         let sigma = self.spec.sigma;
-        let vnorm = self.spec.norm.dual_of(v);
         // p_m = f̃'(u_m) and its complement (α_m = c_m p_m)
         let p_of = |i: usize| -> (f64, f64) {
             if a > 0.0 {

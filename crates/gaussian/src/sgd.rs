@@ -55,23 +55,11 @@ pub(crate) fn solve(
     let mut b = vec![0.0; m];
     let mut dual_v = vec![0.0; dim];
     let mut grad = vec![0.0; dim];
-    let mut best_w = vec![0.0; dim];
-    let mut best = Certificate {
-        primal: f64::INFINITY,
-        dual: 0.0,
-        relative_gap: 1.0,
-        scale: 0.0,
-        constraint_residual: f64::INFINITY,
-    };
-    let mut best_dual = 0.0_f64;
+    let mut checks = EpochChecks::new(dim);
     let mut passes = 0;
     let mut converged = false;
     let mut epochs = 0;
     let euclid = spec.norm == NoiseNorm::L2;
-    let mut avg = vec![0.0; dim];
-    let mut avg_count = 0usize;
-    let mut avg_reset = 1usize;
-    let mut next_check = 1usize;
 
     while epochs < max_epochs {
         epochs += 1;
@@ -136,46 +124,24 @@ pub(crate) fn solve(
         if euclid {
             nsq = w.iter().map(|x| x * x).sum();
         }
-        if epochs == avg_reset {
-            avg.fill(0.0);
-            avg_count = 0;
-            avg_reset *= 2;
-        }
-        avg_count += 1;
-        let k = avg_count as f64;
-        for (a, x) in avg.iter_mut().zip(&w) {
-            *a += (x - *a) / k;
-        }
-        if epochs < next_check && epochs < max_epochs {
+        if !checks.end_epoch(epochs, &w, epochs == max_epochs) {
             continue;
         }
-        next_check = epochs + (epochs / 8).max(1);
-        for cand in [&w, &avg]
-            .into_iter()
-            .take(if avg_count > 1 { 2 } else { 1 })
-        {
+        for which in 0..checks.candidates() {
+            let cand = checks.candidate(which, &w);
             let value = obj.value_into(cand, &mut b);
             obj.gradient_from(cand, &b, &mut dual_v, &mut grad);
             grad.fill(0.0);
             passes += 3;
             let cert = obj.certificate(cand, &b, &dual_v, value);
-            best_dual = best_dual.max(cert.dual);
-            if value < best.primal {
-                best = cert;
-                best_w.copy_from_slice(cand);
-            }
+            checks.offer(which, &w, cert);
         }
-        best.dual = best_dual;
-        best.relative_gap = if best.primal > 0.0 {
-            ((best.primal - best_dual) / best.primal).max(0.0)
-        } else {
-            0.0
-        };
-        if best.relative_gap <= tolerance {
+        if checks.settle() <= tolerance {
             converged = true;
             break;
         }
     }
+    let (best_w, best) = checks.into_best();
     Outcome {
         w: best_w,
         certificate: best,
@@ -185,5 +151,96 @@ pub(crate) fn solve(
         stopped: (!converged).then(|| format!("epoch limit {max_epochs} reached")),
         solver: "guru-sgd",
         count: ("epochs", epochs as f64),
+    }
+}
+
+/// The epoch-end bookkeeping of GURU's SGD (and KEN-GURU's): the suffix average of the
+/// epoch-end iterates since the last power-of-two epoch, the check schedule (epochs 1–8, then
+/// every `⌊k/8⌋`), and the best checked iterate with the largest dual bound seen.
+pub(crate) struct EpochChecks {
+    avg: Vec<f64>,
+    avg_count: usize,
+    avg_reset: usize,
+    next_check: usize,
+    best: Certificate,
+    best_dual: f64,
+    best_x: Vec<f64>,
+}
+
+impl EpochChecks {
+    pub(crate) fn new(dim: usize) -> Self {
+        Self {
+            avg: vec![0.0; dim],
+            avg_count: 0,
+            avg_reset: 1,
+            next_check: 1,
+            best: Certificate {
+                primal: f64::INFINITY,
+                dual: 0.0,
+                relative_gap: 1.0,
+                scale: 0.0,
+                constraint_residual: f64::INFINITY,
+            },
+            best_dual: 0.0,
+            best_x: vec![0.0; dim],
+        }
+    }
+
+    /// Adds the iterate `x` at the end of epoch `epoch` to the average; whether a check is due
+    /// (always on the `last` epoch).
+    pub(crate) fn end_epoch(&mut self, epoch: usize, x: &[f64], last: bool) -> bool {
+        if epoch == self.avg_reset {
+            self.avg.fill(0.0);
+            self.avg_count = 0;
+            self.avg_reset *= 2;
+        }
+        self.avg_count += 1;
+        let k = self.avg_count as f64;
+        for (a, v) in self.avg.iter_mut().zip(x) {
+            *a += (v - *a) / k;
+        }
+        if epoch < self.next_check && !last {
+            return false;
+        }
+        self.next_check = epoch + (epoch / 8).max(1);
+        true
+    }
+
+    /// The candidates of a check: the iterate, and the average once it has two terms.
+    pub(crate) fn candidates(&self) -> usize {
+        if self.avg_count > 1 { 2 } else { 1 }
+    }
+
+    /// Candidate `which` (0: the iterate `x`, 1: the average).
+    pub(crate) fn candidate<'a>(&'a self, which: usize, x: &'a [f64]) -> &'a [f64] {
+        if which == 0 { x } else { &self.avg }
+    }
+
+    /// Records the certificate of candidate `which`: its dual bound always, the candidate
+    /// itself when its objective is the smallest so far.
+    pub(crate) fn offer(&mut self, which: usize, x: &[f64], cert: Certificate) {
+        self.best_dual = self.best_dual.max(cert.dual);
+        if cert.primal < self.best.primal {
+            self.best = cert;
+            let src = if which == 0 { x } else { &self.avg };
+            self.best_x.copy_from_slice(src);
+        }
+    }
+
+    /// The best iterate's certificate with the best dual bound; returns its relative gap.
+    pub(crate) fn settle(&mut self) -> f64 {
+        let best = &mut self.best;
+        best.dual = self.best_dual;
+        best.relative_gap = if best.primal > 0.0 {
+            ((best.primal - self.best_dual) / best.primal).max(0.0)
+        } else {
+            0.0
+        };
+        best.relative_gap
+    }
+
+    /// The best iterate and its certificate.
+    pub(crate) fn into_best(self) -> (Vec<f64>, Certificate) {
+        (self.best_x, self.best)
     }
 }

@@ -18,6 +18,7 @@ pub static LEARNERS: &[&dyn Learner] = &[
     &bulwark_online::FdropLearner,
     &bulwark_online::LogregLearner,
     &bulwark_gaussian::GuruLearner,
+    &bulwark_gaussian::KenGuruLearner,
     &bulwark_gaussian::AsvcLearner,
 ];
 

@@ -1,12 +1,13 @@
 //! The registrations of this crate's learners ([`bulwark_core::Learner`]): O2B, the linear SVM,
 //! FDROP and logistic regression, with the hyper-parameters each takes.
 
+use bulwark_core::kernel::{KERNEL_PARAMS, cache_bytes_from_params};
 use bulwark_core::{
-    AnyModel, Dataset, FeatureValues, Fit, Fitted, HyperParams, Learner, ParamKind, ParamSpec,
-    ProgressFn, Result,
+    AnyModel, Dataset, Error, FeatureValues, Fit, Fitted, HyperParams, Kernel, Learner, ParamKind,
+    ParamSpec, ProgressFn, Result,
 };
 
-use crate::{FdropParams, LogregParams, O2bParams, SvmParams};
+use crate::{FdropParams, KernelSvmParams, LogregParams, O2bParams, SvmParams};
 
 const C: ParamSpec = ParamSpec {
     name: "C",
@@ -45,14 +46,34 @@ const MAX_PASSES: ParamSpec = ParamSpec {
     help: "pass limit of the dual coordinate descent",
 };
 
+const SVM_TOLERANCE_BY_KERNEL: ParamSpec = ParamSpec {
+    name: "tolerance",
+    kind: ParamKind::Float,
+    default: None,
+    help: "linear: relative duality gap to certify (default 1e-6); rbf/poly: SMO's maximal KKT violation (LIBSVM's eps, default 1e-3)",
+};
+
+const SVM_MAX_PASSES: ParamSpec = ParamSpec {
+    name: "max_passes",
+    kind: ParamKind::Count,
+    default: None,
+    help: "pass limit of the dual coordinate descent (linear kernel; default 200000)",
+};
+const SVM_SEED: ParamSpec = ParamSpec {
+    name: "seed",
+    kind: ParamKind::Count,
+    default: None,
+    help: "seed of the coordinate order (linear kernel; default 0; SMO is deterministic)",
+};
+
 /// The settings the SVM and FDROP share (their dual coordinate descent), from `p`.
 macro_rules! dual_cd_settings {
     ($params:expr, $p:expr) => {
         $params
             .c($p.float("C")?)
-            .tolerance($p.float("tolerance")?)
-            .max_passes($p.count("max_passes")? as usize)
-            .seed($p.count("seed")?)
+            .tolerance($p.float_opt("tolerance")?.unwrap_or(1e-6))
+            .max_passes($p.count_opt("max_passes")?.unwrap_or(200_000) as usize)
+            .seed($p.count_opt("seed")?.unwrap_or(0))
     };
 }
 
@@ -106,7 +127,8 @@ impl Learner for O2bLearner {
     }
 }
 
-/// The linear L2 SVM with an unregularised bias (the DSX baseline).
+/// The L2 SVM with an unregularised bias (the DSX baseline): linear by dual coordinate descent,
+/// or with a polynomial or RBF kernel by SMO.
 #[derive(Debug, Clone, Copy)]
 pub struct SvmLearner;
 
@@ -118,10 +140,20 @@ impl Learner for SvmLearner {
         "SVM"
     }
     fn about(&self) -> &'static str {
-        "linear SVM (L2, unregularised bias), the DSX baseline"
+        "C-SVM with an unregularised bias: linear (dual CD, the DSX baseline) or --kernel poly|rbf (SMO, LIBSVM's method)"
     }
     fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[C, SVM_TOLERANCE, MAX_PASSES, SEED];
+        const P: &[ParamSpec] = &[
+            C,
+            SVM_TOLERANCE_BY_KERNEL,
+            SVM_MAX_PASSES,
+            SVM_SEED,
+            KERNEL_PARAMS[0],
+            KERNEL_PARAMS[1],
+            KERNEL_PARAMS[2],
+            KERNEL_PARAMS[3],
+            KERNEL_PARAMS[4],
+        ];
         P
     }
     fn fit(
@@ -130,8 +162,45 @@ impl Learner for SvmLearner {
         p: &HyperParams,
         _: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>> {
-        let f = dual_cd_settings!(SvmParams::new(), p).fit(data)?;
-        Ok(any(f))
+        match Kernel::from_params(p)? {
+            Kernel::Linear => {
+                if let Some(v) = p.get("cache_size") {
+                    return Err(Error::param(
+                        "cache_size",
+                        v,
+                        "no value: the linear SVM keeps no Gram rows",
+                    ));
+                }
+                let f = dual_cd_settings!(SvmParams::new(), p).fit(data)?;
+                Ok(any(f))
+            }
+            kernel => {
+                for (name, why) in [
+                    (
+                        "seed",
+                        "SMO is deterministic (the seed orders the linear solver's coordinates)",
+                    ),
+                    (
+                        "max_passes",
+                        "SMO counts iterations, not passes (the linear solver's limit)",
+                    ),
+                ] {
+                    if let Some(v) = p.get(name) {
+                        return Err(Error::param(name, v, format!("no value: {why}")));
+                    }
+                }
+                let f = KernelSvmParams::new()
+                    .kernel(kernel)
+                    .c(p.float("C")?)
+                    .tolerance(p.float_opt("tolerance")?.unwrap_or(1e-3))
+                    .cache_bytes(cache_bytes_from_params(p)?)
+                    .fit(data)?;
+                Ok(Fitted {
+                    model: AnyModel::Kernel(f.model),
+                    report: f.report,
+                })
+            }
+        }
     }
 }
 

@@ -1,14 +1,15 @@
-//! `bulwark eval`, `bulwark certify`, `bulwark attack`: a trained linear model against test-time
-//! attacks (`bulwark-adversary`).
+//! `bulwark eval`, `bulwark certify`, `bulwark attack`: a trained model against test-time
+//! attacks (`bulwark-adversary`); the deletion attacks and certificates need a binary linear
+//! model, noise and random deletion take a model of any kind.
 
 use std::io::Write;
 use std::path::Path;
 
 use bulwark_adversary::{
-    Attack, AttackBudget, AttackKind, CertifyOptions, EvalReport, attacked_dataset, certify_with,
-    evaluate,
+    Attack, AttackBudget, AttackKind, CertifyOptions, EvalReport, attacked_dataset_model,
+    certify_with, evaluate_model,
 };
-use bulwark_core::{Dataset, Error, LinearModel};
+use bulwark_core::{AnyModel, Classifier, Dataset, Error};
 use serde::Serialize;
 
 use bulwark_data::MissingPolicy;
@@ -30,11 +31,8 @@ pub(crate) fn prepare(
     read: &ReadArgs,
     dir: Option<&Path>,
     ui: Ui,
-) -> anyhow::Result<(ModelFile, LinearModel, Dataset)> {
+) -> anyhow::Result<(ModelFile, AnyModel, Dataset)> {
     let (file, model) = ModelFile::read(model_path)?;
-    // the deletion attacks and certificates need explicit weights; every learner registered
-    // today trains a binary linear model
-    let model = model.into_linear("bulwark eval, certify, attack and predict")?;
     let options = read_options(read, MissingPolicy::Delete)?;
     let raw = bulwark_data::load_with(data, dir, &options)?.data;
     let (pair, positive) = match (pair, positive) {
@@ -45,14 +43,14 @@ pub(crate) fn prepare(
         given => given,
     };
     let task = bulwark_data::binary_task(&raw, &task_of(pair, positive)?)?;
-    if task.n_features() != model.weights().len() {
+    if task.n_features() != model.n_features() {
         return Err(Error::shape(
             format!(
                 "model {} vs data {}: feature count",
                 model_path.display(),
                 data
             ),
-            model.weights().len(),
+            model.n_features(),
             task.n_features(),
         )
         .into());
@@ -86,7 +84,7 @@ fn prepare_common(
     common: &EvalData,
     dir: Option<&Path>,
     ui: Ui,
-) -> anyhow::Result<(ModelFile, LinearModel, Dataset)> {
+) -> anyhow::Result<(ModelFile, AnyModel, Dataset)> {
     prepare(
         &common.model,
         &common.data,
@@ -183,7 +181,7 @@ pub(crate) fn eval(
         args.common.json,
         format!("{} on {} examples", attack.name(), data.len()),
     );
-    let report = evaluate(&model, &data, &attack, args.budget, args.seed)?;
+    let report = evaluate_model(&model, &data, &attack, args.budget, args.seed)?;
     spinner.finish_and_clear();
     if args.common.json {
         let o = EvalOutput {
@@ -225,7 +223,7 @@ fn eval_curve(
     args: &EvalArgs,
     budgets: &[f64],
     file: &ModelFile,
-    model: &LinearModel,
+    model: &AnyModel,
     data: &Dataset,
     attack: &Attack,
     ui: Ui,
@@ -242,7 +240,7 @@ fn eval_curve(
     );
     let mut points = Vec::with_capacity(budgets.len());
     for &b in budgets {
-        points.push(evaluate(model, data, attack, b, args.seed)?);
+        points.push(evaluate_model(model, data, attack, b, args.seed)?);
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -297,7 +295,8 @@ pub(crate) fn certify(
         args.common.json,
         format!("certifying {} examples", data.len()),
     );
-    let cert = certify_with(&model, &data, &budget, &opts)?;
+    let model = model.require_linear("bulwark certify")?;
+    let cert = certify_with(model, &data, &budget, &opts)?;
     spinner.finish_and_clear();
     if args.common.json {
         serde_json::to_writer_pretty(&mut *out, &cert)?;
@@ -346,7 +345,7 @@ pub(crate) fn attack(
         args.common.json,
         format!("{} on {} examples", attack.name(), data.len()),
     );
-    let attacked = attacked_dataset(&model, &data, &attack, args.budget, args.seed)?;
+    let attacked = attacked_dataset_model(&model, &data, &attack, args.budget, args.seed)?;
     spinner.finish_and_clear();
     // back to the data's original units, so the file reads like the input
     let dense = attacked.features().to_dense();

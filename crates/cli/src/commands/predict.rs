@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use bulwark_adversary::{AttackBudget, CertifyOptions, Verdict, certify_with};
-use bulwark_core::{DecisionFunction, Sign};
+use bulwark_core::{AnyModel, DecisionFunction, Error, Sign};
 use serde::Serialize;
 
 use crate::args::PredictArgs;
@@ -68,19 +68,31 @@ pub(crate) fn run(
         dir,
         ui,
     )?;
-    let scores = model.decision_all(data.features())?;
+    let scores: Vec<f64> = match &model {
+        AnyModel::Linear(m) => m.decision_all(data.features())?,
+        other => (0..data.len())
+            .map(|i| other.decision(data.row(i)))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                Error::param(
+                    "model",
+                    other.kind(),
+                    "a binary model (multiclass predictions are not written by this command yet)",
+                )
+            })?,
+    };
     let labels = data.binary_labels()?;
     let names = data.class_names();
     // JSON only: missing features, their value, and the certificate at the remaining budget
     let values = file.budget_values();
-    let certificate = match file.budget() {
-        Some(n) if args.json => {
+    let certificate = match (file.budget(), model.as_linear()) {
+        (Some(n), Some(model)) if args.json => {
             let opts = CertifyOptions {
                 per_example: true,
                 ..CertifyOptions::default()
             };
             Some(certify_with(
-                &model,
+                model,
                 &data,
                 &AttackBudget::try_new(values.clone(), n)?,
                 &opts,

@@ -1,6 +1,8 @@
 //! Shared test helpers: random data and a clarabel QP for the SVM / FDROP primal.
 #![allow(dead_code)]
 
+pub mod smo_cases;
+
 use bulwark_core::{Dataset, DenseMatrix, Sign, rng_from_seed};
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{
@@ -125,4 +127,51 @@ pub fn clarabel_fdrop_with(data: &Dataset, c: f64, k: usize, bias: bool) -> (f64
     assert_eq!(solver.solution.status, SolverStatus::Solved);
     let x = &solver.solution.x;
     (solver.solution.obj_val, x[..n].to_vec(), x[n])
+}
+
+/// The kernel SVM's dual `max Σα − ½ αᵀQα`, `Q_ij = y_i y_j K_ij`, `0 ≤ α ≤ cap`, `yᵀα = 0`,
+/// solved by clarabel as `min ½αᵀQα − Σα`; returns the dual optimum (maximised value).
+pub fn clarabel_svm_dual(k: &[Vec<f64>], y: &[f64], cap: &[f64]) -> f64 {
+    let l = y.len();
+    // P: the upper triangle of Q, column by column
+    let mut colptr = vec![0];
+    let mut rowval = Vec::new();
+    let mut nzval = Vec::new();
+    for j in 0..l {
+        for i in 0..=j {
+            rowval.push(i);
+            nzval.push(y[i] * y[j] * k[i][j]);
+        }
+        colptr.push(rowval.len());
+    }
+    let p = CscMatrix::new(l, l, colptr, rowval, nzval);
+    let q = vec![-1.0; l];
+    // yᵀα = 0 (zero cone), then −α ≤ 0 and α ≤ cap
+    let mut rows: Vec<Vec<(usize, f64)>> = vec![(0..l).map(|i| (i, y[i])).collect()];
+    let mut rhs = vec![0.0];
+    for i in 0..l {
+        rows.push(vec![(i, -1.0)]);
+        rhs.push(0.0);
+    }
+    for (i, &c) in cap.iter().enumerate() {
+        rows.push(vec![(i, 1.0)]);
+        rhs.push(c);
+    }
+    let a = csc_from_rows(&rows, l);
+    let cones = [
+        SupportedConeT::ZeroConeT(1),
+        SupportedConeT::NonnegativeConeT(2 * l),
+    ];
+    let settings = DefaultSettingsBuilder::default()
+        .verbose(false)
+        .tol_gap_abs(1e-11)
+        .tol_gap_rel(1e-11)
+        .tol_feas(1e-11)
+        .max_iter(400)
+        .build()
+        .unwrap();
+    let mut solver = DefaultSolver::new(&p, &q, &a, &rhs, &cones, settings).unwrap();
+    solver.solve();
+    assert_eq!(solver.solution.status, SolverStatus::Solved);
+    -solver.solution.obj_val
 }
