@@ -558,3 +558,63 @@ fn kernel_models_train_predict_and_take_noise() {
         assert!((a - b).abs() <= 1e-10 * (1.0 + a.abs()), "{a} vs {b}");
     }
 }
+
+/// Multiclass learners on a multiclass data set (no `--pair`/`--positive`): M-GURU, M-GURU-S²
+/// and the SVM (Crammer–Singer) write multiclass models, `predict` prints class names, `eval`
+/// takes the noise attack on every class.
+#[test]
+fn multiclass_learners_train_on_every_class_and_predict_class_names() {
+    for (name, extra) in [
+        (
+            "m-guru",
+            &["--algo", "m-guru", "--sigma", "0.5", "--eta0", "0.25"][..],
+        ),
+        (
+            "m-guru-s2",
+            &[
+                "--algo", "m-guru", "--s2", "--sigma", "0.5", "--eta0", "0.25",
+            ][..],
+        ),
+        ("svm", &["--algo", "svm", "--C", "1"][..]),
+    ] {
+        let model = tmp(&format!("{name}.json"));
+        let m = model.to_str().unwrap();
+        let mut a = vec![
+            "train", "--data", "wine", "--scale", "minmax", "--out", m, "--json",
+        ];
+        a.extend(extra);
+        let t = ok_json(&a);
+        assert_eq!(t["model_kind"], "multiclass-linear", "{t}");
+        assert_eq!(t["classes"], 3.0, "{t}");
+        assert!(t["training_error"].as_f64().unwrap() < 0.1, "{t}");
+        let p = String::from_utf8(predict_on(m, "wine")).unwrap();
+        let names: std::collections::BTreeSet<&str> = p
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(2).unwrap())
+            .collect();
+        assert_eq!(
+            names.into_iter().collect::<Vec<_>>(),
+            ["class_0", "class_1", "class_2"]
+        );
+        let e = ok_json(&[
+            "eval",
+            "--model",
+            m,
+            "--data",
+            "wine",
+            "--attack",
+            "uniform-noise",
+            "--budget",
+            "0",
+            "--json",
+        ]);
+        assert_eq!(e["error"], t["training_error"], "{e}");
+    }
+}
+
+fn predict_on(model: &str, data: &str) -> Vec<u8> {
+    let o = bulwark(&["predict", "--model", model, "--data", data]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o.stdout
+}

@@ -288,6 +288,11 @@ pub trait Learner: Sync {
             .iter()
             .any(|p| p.kind == ParamKind::FeatureValues)
     }
+    /// Whether it trains on multiclass data as such (a multiclass model); the command line then
+    /// keeps every class of a data set when no binary task (`--pair`, `--positive`) is given.
+    fn multiclass(&self) -> bool {
+        false
+    }
     /// Trains on `data` with `params` (every declared parameter present: the registry fills
     /// the defaults and resolves `feature_values`). The report names the solver that answered.
     fn fit(

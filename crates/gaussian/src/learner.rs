@@ -1,4 +1,4 @@
-//! The registrations of GURU (`guru`), KEN-GURU (`ken-guru`) and ASVC (`asvc`) ([`bulwark_core::Learner`]).
+//! The registrations of GURU (`guru`), KEN-GURU (`ken-guru`), M-GURU (`m-guru`) and ASVC (`asvc`) ([`bulwark_core::Learner`]).
 
 use bulwark_core::{
     AnyModel, Dataset, Error, Fitted, HyperParams, Learner, ParamKind, ParamSpec, ProgressFn,
@@ -12,6 +12,7 @@ use crate::asvc::AsvcParams;
 use crate::hyperparams::{GuruParams, Solver};
 use crate::kernel_guru::KenGuruParams;
 use crate::loss::{Loss, NoiseNorm};
+use crate::multiclass::MGuruParams;
 
 // the parameters GURU and KEN-GURU share
 const SIGMA: ParamSpec = ParamSpec {
@@ -191,6 +192,77 @@ impl Learner for KenGuruLearner {
         let f = bulwark_core::Fit::fit(&params, data)?;
         Ok(Fitted {
             model: AnyModel::Kernel(f.model),
+            report: f.report,
+        })
+    }
+}
+
+/// M-GURU and M-GURU-S² (Ginodi Ch. 5): multiclass Gaussian-robust classification.
+#[derive(Debug, Clone, Copy)]
+pub struct MGuruLearner;
+
+impl Learner for MGuruLearner {
+    fn name(&self) -> &'static str {
+        "m-guru"
+    }
+    fn title(&self) -> &'static str {
+        "M-GURU"
+    }
+    fn about(&self) -> &'static str {
+        "Ginodi 2010 Ch. 5: multiclass GURU, sum of robust hinges under isotropic noise (Algorithm 3; --s2: Algorithm 4), no bias unless --bias"
+    }
+    fn multiclass(&self) -> bool {
+        true
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[
+            SIGMA,
+            LOSS,
+            ETA0,
+            SEED,
+            ParamSpec {
+                name: "tolerance",
+                kind: ParamKind::Float,
+                default: Some("1e-4"),
+                help: "stop when the best checked objective improved by at most this (relative) over the second half of the run (M-GURU has no duality certificate)",
+            },
+            MAX_EPOCHS,
+            ParamSpec {
+                name: "s2",
+                kind: ParamKind::Switch { value: true },
+                default: Some("false"),
+                help: "M-GURU-S2 (Algorithm 4): one random class updated per draw",
+            },
+            ParamSpec {
+                name: "bias",
+                kind: ParamKind::Switch { value: true },
+                default: Some("false"),
+                help: "append a constant feature (its weight, part of ||w||, is the bias)",
+            },
+        ];
+        P
+    }
+    fn fit(
+        &self,
+        data: &Dataset,
+        p: &HyperParams,
+        _: Option<ProgressFn<'_>>,
+    ) -> Result<Fitted<AnyModel>> {
+        let loss = p.text("loss")?;
+        let loss = Loss::parse(loss)
+            .ok_or_else(|| Error::param("loss", loss, "one of gauss, log, huber"))?;
+        let params = MGuruParams::new()
+            .sigma(p.float("sigma")?)
+            .loss(loss)
+            .eta0(p.float("eta0")?)
+            .seed(p.count("seed")?)
+            .tolerance(p.float("tolerance")?)
+            .max_epochs(p.count("max_epochs")? as usize)
+            .s2(p.flag("s2")?)
+            .bias(p.flag("bias")?);
+        let f = bulwark_core::Fit::fit(&params, data)?;
+        Ok(Fitted {
+            model: AnyModel::MulticlassLinear(f.model),
             report: f.report,
         })
     }

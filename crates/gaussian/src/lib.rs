@@ -38,6 +38,7 @@ pub mod hyperparams;
 pub mod kernel_guru;
 mod learner;
 pub mod loss;
+pub mod multiclass;
 pub mod objective;
 mod sgd;
 pub mod special;
@@ -46,8 +47,9 @@ pub use algorithm::GuruFit;
 pub use asvc::AsvcParams;
 pub use hyperparams::{GuruParams, Solver};
 pub use kernel_guru::{KenGuruFit, KenGuruParams};
-pub use learner::{AsvcLearner, GuruLearner, KenGuruLearner};
+pub use learner::{AsvcLearner, GuruLearner, KenGuruLearner, MGuruLearner};
 pub use loss::{Loss, NoiseNorm};
+pub use multiclass::{MGuruParams, MulticlassObjective};
 pub use objective::{Certificate, Objective, RobustLoss};
 
 /// The README's example, compiled and run as a doctest.

@@ -239,6 +239,11 @@ impl EpochChecks {
         best.relative_gap
     }
 
+    /// The smallest objective checked so far.
+    pub(crate) fn best_primal(&self) -> f64 {
+        self.best.primal
+    }
+
     /// The best iterate and its certificate.
     pub(crate) fn into_best(self) -> (Vec<f64>, Certificate) {
         (self.best_x, self.best)

@@ -242,6 +242,41 @@ pub(crate) fn build_model(
             }
         }
     }
+    // Bound scaling. Ruiz fixes `R A C` only up to `(R / t, t C)`, and how it splits a
+    // uniform factor depends on the units of the input: rows multiplied by `s` give the
+    // same `R A C` but `R b`, `l / C` about `√s` times larger, so the engine, whose
+    // start, regularisation and step safeguards are in absolute units, would iterate on
+    // a differently scaled problem (seed 81808 with rows ×623.5: a breakdown of the
+    // factorisation near the optimum). Choosing `t` so that the largest finite |bound|
+    // of the model (`b̂`, `l̂`, `û`, slack bounds) is 1 removes that freedom: `R A C` is
+    // unchanged, the model no longer depends on the units of rows or of the primal data,
+    // and the primal side gets the unit scale the cost scaling below gives the dual side.
+    if equilibrate && !keep_layout {
+        let mut bmax: f64 = 0.0;
+        for (k, &i) in row_orig.iter().enumerate() {
+            for v in [rl[i], ru[i]] {
+                if v.is_finite() {
+                    bmax = bmax.max((v * rowscale[k]).abs());
+                }
+            }
+        }
+        for (k, &j) in col_orig.iter().enumerate() {
+            for v in [p.col_lower[j], p.col_upper[j]] {
+                if v.is_finite() {
+                    bmax = bmax.max((v / colscale[k]).abs());
+                }
+            }
+        }
+        if bmax > 0.0 {
+            let t = bmax.clamp(1e-6, 1e6);
+            for v in &mut colscale {
+                *v *= t;
+            }
+            for v in &mut rowscale {
+                *v /= t;
+            }
+        }
+    }
     // rows
     let mut row_kind = Vec::with_capacity(m);
     let mut slack_row = Vec::new();

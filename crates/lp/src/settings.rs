@@ -34,7 +34,7 @@ pub struct IpmSettings {
     pub tol_infeas: f64,
     /// Write an iteration log to the solver's log target (default false).
     pub verbose: bool,
-    /// Ruiz equilibration of `A` plus cost scaling (default true).
+    /// Ruiz equilibration of `A` plus cost and bound scaling (default true).
     pub equilibrate: bool,
     /// Number of Ruiz sweeps (default 15).
     pub equilibrate_iters: u32,

@@ -19,6 +19,7 @@ pub static LEARNERS: &[&dyn Learner] = &[
     &bulwark_online::LogregLearner,
     &bulwark_gaussian::GuruLearner,
     &bulwark_gaussian::KenGuruLearner,
+    &bulwark_gaussian::MGuruLearner,
     &bulwark_gaussian::AsvcLearner,
 ];
 

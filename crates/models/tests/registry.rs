@@ -21,7 +21,9 @@ fn every_registered_learner_trains_with_its_defaults() {
     let names: Vec<&str> = registry::learners().iter().map(|l| l.name()).collect();
     assert_eq!(
         names,
-        ["lp", "o2b", "svm", "fdrop", "logreg", "guru", "asvc"]
+        [
+            "lp", "o2b", "svm", "fdrop", "logreg", "guru", "ken-guru", "m-guru", "asvc"
+        ]
     );
     for l in registry::learners() {
         let mut given = HyperParams::new();
@@ -126,7 +128,11 @@ fn parameters_a_learner_does_not_take_are_refused_by_name() {
 }
 
 /// The learners that honour example weights (the others refuse them by name).
-const HONOURS_WEIGHTS: &[&str] = &["guru"];
+const HONOURS_WEIGHTS: &[&str] = &["guru", "ken-guru", "m-guru"];
+
+/// Of those, the ones whose default solver is exact, so that weight 2 on a row gives the
+/// objective of the row twice (the SGD learners sample differently from duplicated data).
+const EXACT: &[&str] = &["guru"];
 
 #[test]
 fn example_weights_are_honoured_or_refused() {
@@ -139,6 +145,9 @@ fn example_weights_are_honoured_or_refused() {
             let plain = registry::train(*l, &data, &HyperParams::new(), None).unwrap();
             let unit = registry::train(*l, &weighted, &HyperParams::new(), None).unwrap();
             assert_eq!(plain.model, unit.model, "{}", l.name());
+            if !EXACT.contains(&l.name()) {
+                continue;
+            }
             let mut c = vec![1.0; data.len()];
             c[0] = 2.0;
             let twice = data.clone().with_weights(c).unwrap();

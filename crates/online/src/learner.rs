@@ -7,7 +7,9 @@ use bulwark_core::{
     ParamSpec, ProgressFn, Result,
 };
 
-use crate::{FdropParams, KernelSvmParams, LogregParams, O2bParams, SvmParams};
+use crate::{
+    CrammerSingerParams, FdropParams, KernelSvmParams, LogregParams, O2bParams, SvmParams,
+};
 
 const C: ParamSpec = ParamSpec {
     name: "C",
@@ -140,7 +142,10 @@ impl Learner for SvmLearner {
         "SVM"
     }
     fn about(&self) -> &'static str {
-        "C-SVM with an unregularised bias: linear (dual CD, the DSX baseline) or --kernel poly|rbf (SMO, LIBSVM's method)"
+        "C-SVM with an unregularised bias: linear (dual CD, the DSX baseline) or --kernel poly|rbf (SMO, LIBSVM's method); on more than two classes the Crammer-Singer multiclass SVM (linear, no bias)"
+    }
+    fn multiclass(&self) -> bool {
+        true
     }
     fn params(&self) -> &'static [ParamSpec] {
         const P: &[ParamSpec] = &[
@@ -162,7 +167,27 @@ impl Learner for SvmLearner {
         p: &HyperParams,
         _: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>> {
-        match Kernel::from_params(p)? {
+        let kernel = Kernel::from_params(p)?;
+        if data.n_classes() > 2 {
+            if kernel != Kernel::Linear {
+                return Err(Error::param(
+                    "kernel",
+                    p.text("kernel")?,
+                    "linear: the multiclass SVM (Crammer-Singer) is linear here",
+                ));
+            }
+            let f = CrammerSingerParams::new()
+                .c(p.float("C")?)
+                .tolerance(p.float_opt("tolerance")?.unwrap_or(1e-6))
+                .max_passes(p.count_opt("max_passes")?.unwrap_or(10_000) as usize)
+                .seed(p.count_opt("seed")?.unwrap_or(0))
+                .fit(data)?;
+            return Ok(Fitted {
+                model: AnyModel::MulticlassLinear(f.model),
+                report: f.report,
+            });
+        }
+        match kernel {
             Kernel::Linear => {
                 if let Some(v) = p.get("cache_size") {
                     return Err(Error::param(

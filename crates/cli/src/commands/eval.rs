@@ -42,7 +42,12 @@ pub(crate) fn prepare(
         ),
         given => given,
     };
-    let task = bulwark_data::binary_task(&raw, &task_of(pair, positive)?)?;
+    // a multiclass model is evaluated on every class of the data unless a binary task is given
+    let task = if model.n_classes() > 2 && pair.is_none() && positive.is_none() {
+        raw
+    } else {
+        bulwark_data::binary_task(&raw, &task_of(pair, positive)?)?
+    };
     if task.n_features() != model.n_features() {
         return Err(Error::shape(
             format!(

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use bulwark_adversary::{AttackBudget, CertifyOptions, Verdict, certify_with};
-use bulwark_core::{AnyModel, DecisionFunction, Error, Sign};
+use bulwark_core::{AnyModel, Classifier, DecisionFunction, Scores, Sign};
 use serde::Serialize;
 
 use crate::args::PredictArgs;
@@ -68,20 +68,34 @@ pub(crate) fn run(
         dir,
         ui,
     )?;
-    let scores: Vec<f64> = match &model {
-        AnyModel::Linear(m) => m.decision_all(data.features())?,
+    // per example: the score (the winning class's score for a multiclass model) and the class
+    let (scores, predicted): (Vec<f64>, Vec<usize>) = match &model {
+        AnyModel::Linear(m) => {
+            let s = m.decision_all(data.features())?;
+            let c = s
+                .iter()
+                .map(|&v| usize::from(Sign::of_score(v) == Sign::Pos))
+                .collect();
+            (s, c)
+        }
         other => (0..data.len())
-            .map(|i| other.decision(data.row(i)))
-            .collect::<Option<_>>()
-            .ok_or_else(|| {
-                Error::param(
-                    "model",
-                    other.kind(),
-                    "a binary model (multiclass predictions are not written by this command yet)",
-                )
-            })?,
+            .map(|i| {
+                let x = data.row(i);
+                match other.decision(x) {
+                    Some(v) => (v, usize::from(Sign::of_score(v) == Sign::Pos)),
+                    None => {
+                        let k = other.predict_class(x);
+                        let mut out = vec![0.0; other.n_classes()];
+                        other.scores_into(x, &mut out);
+                        (out[k], k)
+                    }
+                }
+            })
+            .unzip(),
     };
-    let labels = data.binary_labels()?;
+    let truth: Vec<usize> = (0..data.len())
+        .map(|i| data.targets().class_index(i))
+        .collect();
     let names = data.class_names();
     // JSON only: missing features, their value, and the certificate at the remaining budget
     let values = file.budget_values();
@@ -103,15 +117,14 @@ pub(crate) fn run(
     let mask = data.missing();
     let predictions: Vec<Prediction<'_>> = scores
         .iter()
-        .zip(labels)
         .enumerate()
-        .map(|(index, (&score, &y))| {
+        .map(|(index, &score)| {
             let verdict = certificate.as_ref().map(|c| c.per_example[index].verdict);
             Prediction {
                 index,
                 score,
-                prediction: file.class_name(Sign::of_score(score) == Sign::Pos),
-                label: &names[usize::from(y == Sign::Pos)],
+                prediction: &file.training.classes[predicted[index]],
+                label: &names[truth[index]],
                 missing: args.json.then(|| mask.map_or(0, |m| m.row(index).len())),
                 missing_value: args
                     .json
@@ -121,10 +134,9 @@ pub(crate) fn run(
             }
         })
         .collect();
-    let wrong = scores
-        .iter()
-        .zip(labels)
-        .filter(|(s, y)| y.is_mistake(**s))
+    // a score of 0 is a mistake for binary models (DSX eq. (1)), as everywhere
+    let wrong = (0..data.len())
+        .filter(|&i| model.is_mistake(data.row(i), truth[i]))
         .count();
     let result = Predictions {
         model: args.model.display().to_string(),

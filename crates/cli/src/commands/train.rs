@@ -44,15 +44,22 @@ fn prepare(
     args: &TrainArgs,
     policy: MissingPolicy,
     dir: Option<&Path>,
+    multiclass: bool,
 ) -> anyhow::Result<Prepared> {
     let options = super::read_options(&args.read, policy)?;
     let Loaded {
         data: raw, dropped, ..
     } = load_with(&args.data, dir, &options)?;
-    let task = binary_task(
-        &raw,
-        &task_of(args.pair.as_deref(), args.positive.as_deref())?,
-    )?;
+    // a multiclass learner keeps every class unless a binary task is asked for
+    let task =
+        if multiclass && raw.n_classes() > 2 && args.pair.is_none() && args.positive.is_none() {
+            raw
+        } else {
+            binary_task(
+                &raw,
+                &task_of(args.pair.as_deref(), args.positive.as_deref())?,
+            )?
+        };
     let fingerprint = fingerprint(&task);
     Ok(match args.scale {
         None => Prepared {
@@ -99,7 +106,7 @@ pub(crate) fn run(
         scaler,
         fingerprint,
         dropped,
-    } = prepare(args, policy, dir)?;
+    } = prepare(args, policy, dir, learner.multiclass())?;
     let deleted = train.n_missing();
     let algo = learner.name();
     let spinner = ui.spinner(

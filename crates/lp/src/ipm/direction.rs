@@ -34,9 +34,14 @@ impl<'m, 'b> Engine<'m, 'b> {
         self.dy = dy;
         r?;
         // Δτ from the gap row
-        // den = wᵀa2_ξ − bᵀa2_y − lᵀD_l l − uᵀD_u u − κ/τ, w = c + D_l l + D_u u. Using
-        // K a2 = h it equals −(Σ D_l (a2_ξ − l)² + Σ D_u (u − a2_ξ)² + κ/τ) < 0, which is
-        // evaluated without cancellation.
+        // den = wᵀa2_ξ − bᵀa2_y − lᵀD_l l − uᵀD_u u − κ/τ, w = c + D_l l + D_u u. With
+        // the residual e = h − K a2 of the computed a2 it equals
+        // −(Σ D_l (a2_ξ − l)² + Σ D_u (u − a2_ξ)² + κ/τ) + a2_ξᵀe_ξ − a2_yᵀe_y, which is
+        // evaluated without cancellation. The residual term is at rounding level unless K
+        // is singular; then a2 solves the regularised operator, a2_y (or a2_ξ) is of order
+        // 1/δ along the null space and so is the term (≤ 0): dropping it would make Δτ
+        // inconsistent with the gap row, with huge, useless directions (rank-deficient
+        // infeasible problems stalled that way).
         let mut wa1 = 0.0;
         let mut den = self.kappa / self.tau;
         for j in 0..nn {
@@ -53,7 +58,7 @@ impl<'m, 'b> Engine<'m, 'b> {
             }
             wa1 += w * self.dxi[j];
         }
-        let den = -den;
+        let den = -den + self.a2_err;
         let ba1: f64 = md.b.iter().zip(&self.dy).map(|(b, y)| b * y).sum();
         let dtau = (rhs_g - wa1 + ba1) / den;
         if !dtau.is_finite() {

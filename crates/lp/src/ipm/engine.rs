@@ -85,6 +85,9 @@ pub(super) struct Engine<'m, 'b> {
     pub(super) rho: f64,
     pub(super) rho_exact: f64,
     pub(super) var_exact: Vec<f64>,
+    /// `a2_ξᵀe_ξ − a2_yᵀe_y` for the residual `e` of the refined `τ`-column solve; enters
+    /// the `Δτ` denominator (see `direction`)
+    pub(super) a2_err: f64,
 }
 
 /// Scientific notation with a signed two-digit exponent (`-4.64753143e+02`, `2.93e-12`),
@@ -182,6 +185,7 @@ impl<'m, 'b> Engine<'m, 'b> {
             rho: st.free_reg,
             rho_exact: 0.0,
             var_exact: z(n),
+            a2_err: 0.0,
         }
     }
 
@@ -331,6 +335,7 @@ impl<'m, 'b> Engine<'m, 'b> {
                 std::mem::take(&mut self.a2_y),
             );
             let r = self.solve_xi(&mut a2x, &mut a2y);
+            self.a2_err = self.residual_dot(&a2x, &a2y);
             self.a2_xi = a2x;
             self.a2_y = a2y;
             if let Err(e) = r {

@@ -58,6 +58,32 @@ impl<'m, 'b> Engine<'m, 'b> {
         self.kkt.factor(&self.var_diag, &self.row_diag)
     }
 
+    /// `ξᵀe_ξ − yᵀe_y` for the residual `e = (f, g) − [−D Ãᵀ; Ã 0] (ξ, y)` of a solution
+    /// computed by [`Self::solve_xi`] against the exact operator (`D = 0` for free
+    /// variables); `self.f`, `self.g` must still hold the right-hand side. Where the
+    /// operator is singular (dependent equality rows, dependent free columns) the solve
+    /// is one of the regularised operator and `e ≈ (−ρξ_free − δ_xξ, δ_y y)`, so the value
+    /// is about `−ρ‖ξ_free‖² − δ_x‖ξ‖² − δ_y‖y‖² ≤ 0`; otherwise it is at rounding level.
+    pub(super) fn residual_dot(&mut self, xi: &[f64], y: &[f64]) -> f64 {
+        let md = self.md;
+        Self::mul_at(md, xi, &mut self.t_m);
+        Self::mul_att(md, y, &mut self.t_n);
+        let mut s = 0.0;
+        for j in 0..md.nn {
+            let d = if j < md.n {
+                self.var_exact[j]
+            } else {
+                self.dl[j] + self.du[j]
+            };
+            s += xi[j] * (self.f[j] + d * xi[j] - self.t_n[j]);
+        }
+        self.t_n.fill(0.0);
+        for i in 0..md.m {
+            s -= y[i] * (self.g[i] - self.t_m[i]);
+        }
+        s
+    }
+
     /// Solves `[−D Ãᵀ; Ã 0] [out_xi; out_y] = [self.f; self.g]` via the backend system
     /// and iterative refinement against the exact operator.
     pub(super) fn solve_xi(

@@ -175,3 +175,52 @@ pub fn clarabel_svm_dual(k: &[Vec<f64>], y: &[f64], cap: &[f64]) -> f64 {
     assert_eq!(solver.solution.status, SolverStatus::Solved);
     -solver.solution.obj_val
 }
+
+/// The Crammer–Singer primal `min ½‖W‖² + C Σ ξ_i`, `ξ_i ≥ 1 + (w_k − w_{y_i})ᵀx_i` (k ≠ y_i),
+/// `ξ_i ≥ 0`, solved by clarabel; returns the optimum.
+pub fn clarabel_crammer_singer(data: &Dataset, c: f64) -> f64 {
+    let (m, n, nc) = (data.len(), data.n_features(), data.n_classes());
+    let nv = nc * n + m;
+    let t = data.targets();
+    let mut rows: Vec<Vec<(usize, f64)>> = Vec::new();
+    let mut rhs = Vec::new();
+    let mut x = vec![0.0; n];
+    for i in 0..m {
+        data.row(i).to_dense_into(&mut x);
+        let y = t.class_index(i);
+        for k in (0..nc).filter(|&k| k != y) {
+            let mut r: Vec<(usize, f64)> = Vec::new();
+            for j in 0..n {
+                r.push((k * n + j, x[j]));
+                r.push((y * n + j, -x[j]));
+            }
+            r.push((nc * n + i, -1.0));
+            rows.push(r);
+            rhs.push(-1.0);
+        }
+        rows.push(vec![(nc * n + i, -1.0)]);
+        rhs.push(0.0);
+    }
+    let a = csc_from_rows(&rows, nv);
+    let mut q = vec![0.0; nv];
+    for qi in &mut q[nc * n..] {
+        *qi = c;
+    }
+    let p = {
+        let colptr: Vec<usize> = (0..=nv).map(|j| j.min(nc * n)).collect();
+        CscMatrix::new(nv, nv, colptr, (0..nc * n).collect(), vec![1.0; nc * n])
+    };
+    let cones = [SupportedConeT::NonnegativeConeT(rows.len())];
+    let settings = DefaultSettingsBuilder::default()
+        .verbose(false)
+        .tol_gap_abs(1e-11)
+        .tol_gap_rel(1e-11)
+        .tol_feas(1e-11)
+        .max_iter(400)
+        .build()
+        .unwrap();
+    let mut solver = DefaultSolver::new(&p, &q, &a, &rhs, &cones, settings).unwrap();
+    solver.solve();
+    assert_eq!(solver.solution.status, SolverStatus::Solved);
+    solver.solution.obj_val
+}

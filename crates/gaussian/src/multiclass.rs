@@ -1,0 +1,493 @@
+//! M-GURU and M-GURU-S² (Ginodi Ch. 5): multiclass Gaussian-robust classification with the
+//! Weston–Watkins sum of hinges (5.4) under a spectral-norm adversary, whose worst case is
+//! isotropic noise (Thm 2.1 of Ch. 5), so that the objective (5.12)–(5.14) is
+//!
+//! `G(W) = Σ_m c_m Σ_{k ≠ y_m} ℓ(x_m, +1; w_{y_m} − w_k)`, `ℓ(x, +1; v) = σ‖v‖ f̃((1 − vᵀx)/(σ‖v‖))`,
+//!
+//! the binary robust hinge on every pairwise difference. With two classes it is the binary
+//! objective (2.22) of `w = w₁ − w₀` (5.15)–(5.16).
+//!
+//! Gradient (the corrected form of the notes: `y' ≠ y_m`, `x_m`): with
+//! `g(v) = −x f̃'(z) + σ v̂ r(z)`, `z = (1 − vᵀx)/(σ‖v‖)` (`r = φ` for the Gaussian loss; the limit
+//! `g(0) = −x`), `∇_{w_{y_m}} = Σ_{k≠y_m} g(w_{y_m} − w_k)` and `∇_{w_k} = −g(w_{y_m} − w_k)`.
+//!
+//! **Algorithm 3 (M-GURU)**: for a drawn example every class is updated with the gradient at the
+//! old point, step `η₀/√t`. **Algorithm 4 (M-GURU-S²)**: one class `r` drawn uniformly (after the
+//! example, from the same seeded stream) is updated; `t` counts these single updates (the thesis
+//! does not say). `W = 0` at the start. Both use GURU's epoch checks (objective at the iterate and
+//! at the suffix average, the best kept) but no duality certificate: the thesis derives none for
+//! the multiclass problem, and its dual constraint couples the classes. They stop when the best
+//! checked objective has improved by at most `tolerance` (relative) over the second half of the
+//! run (from the last check at or before epoch `k/2` to epoch `k ≥ 4`: a plateau, said so in
+//! the report as `relative_improvement`), or at the epoch limit. With two classes and step `2η₀`,
+//! M-GURU is GURU's SGD with step `η₀` on `w₁ − w₀` (tested).
+
+use std::time::Instant;
+
+use bulwark_core::{
+    Dataset, DenseMatrix, Error, Fit, FitReport, Fitted, MulticlassLinearModel, ParamGuard, Result,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::loss::{Loss, perspective};
+use crate::objective::Certificate;
+use crate::sgd::EpochChecks;
+
+/// The multiclass objective of one fit: borrowed rows, class indices, weights.
+#[derive(Debug)]
+pub struct MulticlassObjective<'a> {
+    data: &'a Dataset,
+    class: Vec<usize>,
+    classes: usize,
+    loss: Loss,
+    sigma: f64,
+    bias: bool,
+    n: usize,
+}
+
+impl<'a> MulticlassObjective<'a> {
+    /// The objective on `data` (its classes, binary or multiclass; example weights honoured),
+    /// with a constant feature per class when `bias`.
+    pub fn new(data: &'a Dataset, loss: Loss, sigma: f64, bias: bool) -> Result<Self> {
+        if data.is_empty() {
+            return Err(Error::param("data", "empty", "at least one example"));
+        }
+        data.check_finite()?;
+        let t = data.targets();
+        Ok(Self {
+            data,
+            class: (0..data.len()).map(|i| t.class_index(i)).collect(),
+            classes: data.n_classes(),
+            loss,
+            sigma,
+            bias,
+            n: data.n_features(),
+        })
+    }
+    /// Classes `C`.
+    pub fn classes(&self) -> usize {
+        self.classes
+    }
+    /// The length of one class's weights (features, plus one with the constant feature).
+    pub fn dim(&self) -> usize {
+        self.n + usize::from(self.bias)
+    }
+    fn weight(&self, i: usize) -> f64 {
+        self.data.weights().map_or(1.0, |c| c[i])
+    }
+    fn dot(&self, i: usize, w: &[f64]) -> f64 {
+        let d = self.data.row(i).dot(&w[..self.n]);
+        if self.bias { d + w[self.n] } else { d }
+    }
+    fn axpy(&self, i: usize, a: f64, out: &mut [f64]) {
+        self.data.row(i).axpy_into(a, &mut out[..self.n]);
+        if self.bias {
+            out[self.n] += a;
+        }
+    }
+
+    /// `G(W)` for `W` stored class by class (`C · dim` values).
+    pub fn value(&self, w: &[f64]) -> f64 {
+        let d = self.dim();
+        let gram = row_gram(w, self.classes, d);
+        let mut scores = vec![0.0; self.classes];
+        let mut g = 0.0;
+        for i in 0..self.class.len() {
+            for (k, s) in scores.iter_mut().enumerate() {
+                *s = self.dot(i, &w[k * d..(k + 1) * d]);
+            }
+            let y = self.class[i];
+            let mut sum = 0.0;
+            for k in (0..self.classes).filter(|&k| k != y) {
+                let nsq = gram[y * self.classes + y] + gram[k * self.classes + k]
+                    - 2.0 * gram[y * self.classes + k];
+                let a = self.sigma * nsq.max(0.0).sqrt();
+                sum += perspective(self.loss, a, 1.0 - (scores[y] - scores[k]));
+            }
+            g += self.weight(i) * sum;
+        }
+        g
+    }
+
+    /// `∇G(W)` into `grad` (same layout as `W`); returns `G(W)`. Norms from the differences
+    /// themselves (not the Gram expansion), as the SGD computes them.
+    pub fn gradient(&self, w: &[f64], grad: &mut [f64]) -> f64 {
+        let d = self.dim();
+        grad.fill(0.0);
+        let mut delta = vec![0.0; d];
+        let mut g = 0.0;
+        for i in 0..self.class.len() {
+            let y = self.class[i];
+            let c = self.weight(i);
+            for k in (0..self.classes).filter(|&k| k != y) {
+                for j in 0..d {
+                    delta[j] = w[y * d + j] - w[k * d + j];
+                }
+                let (value, ax, bv) = pair_terms(self, i, &delta);
+                g += c * value;
+                // g(Δ) = ax·x + bv·Δ: added to ∇w_y, subtracted from ∇w_k
+                self.axpy(i, c * ax, &mut grad[y * d..(y + 1) * d]);
+                self.axpy(i, -c * ax, &mut grad[k * d..(k + 1) * d]);
+                for j in 0..d {
+                    grad[y * d + j] += c * bv * delta[j];
+                    grad[k * d + j] -= c * bv * delta[j];
+                }
+            }
+        }
+        g
+    }
+}
+
+/// `ℓ(x_i, +1; Δ)` and the coefficients of its gradient `g(Δ) = ax·x_i + bv·Δ`.
+fn pair_terms(obj: &MulticlassObjective<'_>, i: usize, delta: &[f64]) -> (f64, f64, f64) {
+    let norm = delta.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let b = 1.0 - obj.dot(i, delta);
+    if norm > 0.0 {
+        let a = obj.sigma * norm;
+        let z = b / a;
+        (
+            perspective(obj.loss, a, b),
+            -obj.loss.d1(z),
+            obj.sigma * obj.loss.scale_derivative(z) / norm,
+        )
+    } else {
+        // the w = 0 limit: [b]₊ and g = −x
+        (b.max(0.0), -1.0, 0.0)
+    }
+}
+
+/// `W Wᵀ` (`C × C`, row-major) of `W` stored class by class.
+fn row_gram(w: &[f64], c: usize, d: usize) -> Vec<f64> {
+    let mut g = vec![0.0; c * c];
+    for a in 0..c {
+        for b in a..c {
+            let v: f64 = w[a * d..(a + 1) * d]
+                .iter()
+                .zip(&w[b * d..(b + 1) * d])
+                .map(|(x, y)| x * y)
+                .sum();
+            g[a * c + b] = v;
+            g[b * c + a] = v;
+        }
+    }
+    g
+}
+
+/// M-GURU / M-GURU-S²; see the module notes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MGuruParams {
+    sigma: f64,
+    loss: Loss,
+    eta0: f64,
+    seed: u64,
+    tolerance: f64,
+    max_epochs: usize,
+    s2: bool,
+    bias: bool,
+}
+
+impl Default for MGuruParams {
+    fn default() -> Self {
+        Self {
+            sigma: 1.0,
+            loss: Loss::Gauss,
+            eta0: 1.0,
+            seed: 0,
+            tolerance: 1e-4,
+            max_epochs: 1000,
+            s2: false,
+            bias: false,
+        }
+    }
+}
+
+impl MGuruParams {
+    /// Defaults: `σ = 1`, the Gaussian loss, `η₀ = 1`, seed 0, plateau tolerance 1e-4, 1000
+    /// epochs, Algorithm 3 (every class per step), no constant feature.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// The noise level `σ > 0`.
+    pub fn sigma(mut self, sigma: f64) -> Self {
+        self.sigma = sigma;
+        self
+    }
+    /// The scalar loss of the perspective.
+    pub fn loss(mut self, loss: Loss) -> Self {
+        self.loss = loss;
+        self
+    }
+    /// The initial step `η₀ > 0`.
+    pub fn eta0(mut self, eta0: f64) -> Self {
+        self.eta0 = eta0;
+        self
+    }
+    /// The seed of the draws.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Stop when the best checked objective improved by at most this (relative) over the second
+    /// half of the run; in `(0, 1)`.
+    pub fn tolerance(mut self, t: f64) -> Self {
+        self.tolerance = t;
+        self
+    }
+    /// The epoch limit (epochs of `M` draws).
+    pub fn max_epochs(mut self, k: usize) -> Self {
+        self.max_epochs = k;
+        self
+    }
+    /// Algorithm 4 (M-GURU-S²: one random class updated per draw) instead of Algorithm 3.
+    pub fn s2(mut self, yes: bool) -> Self {
+        self.s2 = yes;
+        self
+    }
+    /// Append a constant feature (its weight per class is the class's bias, part of the norms).
+    pub fn bias(mut self, yes: bool) -> Self {
+        self.bias = yes;
+        self
+    }
+}
+
+impl ParamGuard for MGuruParams {
+    type Checked = MGuruParams;
+    type Error = Error;
+    fn check_ref(&self) -> Result<&MGuruParams> {
+        bulwark_core::error::check_positive("sigma", self.sigma)?;
+        bulwark_core::error::check_positive("eta0", self.eta0)?;
+        if !(self.tolerance.is_finite() && self.tolerance > 0.0 && self.tolerance < 1.0) {
+            return Err(Error::param(
+                "tolerance",
+                self.tolerance,
+                "a number in (0, 1)",
+            ));
+        }
+        if self.max_epochs == 0 {
+            return Err(Error::param("max_epochs", 0, "at least 1"));
+        }
+        Ok(self)
+    }
+    fn check(self) -> Result<MGuruParams> {
+        self.check_ref()?;
+        Ok(self)
+    }
+}
+
+/// Scratch of the SGD step.
+struct Step {
+    a: Vec<f64>,
+    b: Vec<f64>,
+    acc: Vec<f64>,
+    scores: Vec<f64>,
+}
+
+impl Step {
+    fn new(classes: usize, dim: usize) -> Self {
+        Self {
+            a: vec![0.0; classes],
+            b: vec![0.0; classes],
+            acc: vec![0.0; dim],
+            scores: vec![0.0; classes],
+        }
+    }
+}
+
+/// One draw of Algorithm 3 (`only = None`) or 4 (`only = Some(r)`) on example `i`.
+fn step(
+    obj: &MulticlassObjective<'_>,
+    w: &mut [f64],
+    s: &mut Step,
+    i: usize,
+    eta: f64,
+    only: Option<usize>,
+) {
+    let (c, d) = (obj.classes, obj.dim());
+    let y = obj.class[i];
+    let cw = eta * obj.weight(i);
+    for (k, sc) in s.scores.iter_mut().enumerate() {
+        *sc = obj.dot(i, &w[k * d..(k + 1) * d]);
+    }
+    // g(Δ_k) = a_k x + b_k Δ_k at the old W, Δ_k = w_y − w_k
+    for k in 0..c {
+        if k == y || only.is_some_and(|r| r != y && r != k) {
+            s.a[k] = 0.0;
+            s.b[k] = 0.0;
+            continue;
+        }
+        let norm = (0..d)
+            .map(|j| {
+                let v = w[y * d + j] - w[k * d + j];
+                v * v
+            })
+            .sum::<f64>()
+            .sqrt();
+        let bm = 1.0 - (s.scores[y] - s.scores[k]);
+        if norm > 0.0 {
+            let z = bm / (obj.sigma * norm);
+            s.a[k] = -obj.loss.d1(z);
+            s.b[k] = obj.sigma * obj.loss.scale_derivative(z) / norm;
+        } else {
+            s.a[k] = -1.0;
+            s.b[k] = 0.0;
+        }
+    }
+    let update_y = only.is_none_or(|r| r == y);
+    let (sum_a, sum_b): (f64, f64) = (s.a.iter().sum(), s.b.iter().sum());
+    // acc = Σ_k b_k w_k (old), for w_y's update
+    if update_y {
+        s.acc.fill(0.0);
+        for k in (0..c).filter(|&k| s.b[k] != 0.0) {
+            for j in 0..d {
+                s.acc[j] += s.b[k] * w[k * d + j];
+            }
+        }
+    }
+    // w_k ← w_k + η c g(Δ_k), reading the old w_y
+    for k in (0..c).filter(|&k| k != y && only.is_none_or(|r| r == k)) {
+        let (ak, bk) = (s.a[k], s.b[k]);
+        if bk != 0.0 {
+            for j in 0..d {
+                let delta = w[y * d + j] - w[k * d + j];
+                w[k * d + j] += cw * bk * delta;
+            }
+        }
+        if ak != 0.0 {
+            obj.axpy(i, cw * ak, &mut w[k * d..(k + 1) * d]);
+        }
+    }
+    // w_y ← w_y − η c Σ_k g(Δ_k) = w_y − η c (Σa x + Σb w_y − Σ b_k w_k)
+    if update_y {
+        let wy = &mut w[y * d..(y + 1) * d];
+        for (v, acc) in wy.iter_mut().zip(&s.acc) {
+            *v -= cw * (sum_b * *v - acc);
+        }
+        if sum_a != 0.0 {
+            obj.axpy(i, -cw * sum_a, wy);
+        }
+    }
+}
+
+impl MGuruParams {
+    /// `W` (class by class) after the first `steps` draws, without checks: for the tests of
+    /// the two-class equivalence with GURU.
+    #[doc(hidden)]
+    pub fn trajectory(&self, data: &Dataset, steps: u64) -> Result<Vec<f64>> {
+        self.check_ref()?;
+        let obj = MulticlassObjective::new(data, self.loss, self.sigma, self.bias)?;
+        let (c, d, m) = (obj.classes, obj.dim(), data.len());
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let mut w = vec![0.0; c * d];
+        let mut scratch = Step::new(c, d);
+        for t in 1..=steps {
+            let i = rng.random_range(0..m);
+            let only = self.s2.then(|| rng.random_range(0..c));
+            step(
+                &obj,
+                &mut w,
+                &mut scratch,
+                i,
+                self.eta0 / (t as f64).sqrt(),
+                only,
+            );
+        }
+        Ok(w)
+    }
+
+    /// Fits and returns the model with its report.
+    pub fn fit_report(&self, data: &Dataset) -> Result<Fitted<MulticlassLinearModel>> {
+        let start = Instant::now();
+        self.check_ref()?;
+        let obj = MulticlassObjective::new(data, self.loss, self.sigma, self.bias)?;
+        let (c, d, m) = (obj.classes, obj.dim(), data.len());
+        if c < 2 {
+            return Err(Error::param("classes", c, "at least 2"));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let mut w = vec![0.0; c * d];
+        let mut scratch = Step::new(c, d);
+        let mut checks = EpochChecks::new(c * d);
+        let mut t: u64 = 1;
+        let (mut epochs, mut converged) = (0, false);
+        let mut history: Vec<(usize, f64)> = Vec::new();
+        let mut improvement = f64::INFINITY;
+        while epochs < self.max_epochs {
+            epochs += 1;
+            for _ in 0..m {
+                let i = rng.random_range(0..m);
+                let only = self.s2.then(|| rng.random_range(0..c));
+                let eta = self.eta0 / (t as f64).sqrt();
+                t += 1;
+                step(&obj, &mut w, &mut scratch, i, eta, only);
+            }
+            if !checks.end_epoch(epochs, &w, epochs == self.max_epochs) {
+                continue;
+            }
+            for which in 0..checks.candidates() {
+                let value = obj.value(checks.candidate(which, &w));
+                let cert = Certificate {
+                    primal: value,
+                    dual: 0.0,
+                    relative_gap: 1.0,
+                    scale: 0.0,
+                    constraint_residual: f64::NAN,
+                };
+                checks.offer(which, &w, cert);
+            }
+            checks.settle();
+            let best = checks.best_primal();
+            history.push((epochs, best));
+            // the best objective at the last check in the first half of the run
+            if let Some(&(_, half)) = history.iter().rev().find(|(e, _)| 2 * e <= epochs) {
+                improvement = if best > 0.0 {
+                    (half - best) / best
+                } else {
+                    0.0
+                };
+                if epochs >= 4 && improvement <= self.tolerance {
+                    converged = true;
+                    break;
+                }
+            }
+        }
+        let (best_w, best) = checks.into_best();
+        let n = data.n_features();
+        let mut weights = DenseMatrix::zeros(c, n);
+        let mut biases = vec![0.0; c];
+        for k in 0..c {
+            weights
+                .row_mut(k)
+                .copy_from_slice(&best_w[k * d..k * d + n]);
+            if self.bias {
+                biases[k] = best_w[k * d + n];
+            }
+        }
+        let model = MulticlassLinearModel::try_new(weights, biases)?;
+        let name = if self.s2 { "m-guru-s2" } else { "m-guru" };
+        let mut report = FitReport::new("m-guru", name);
+        report.objective = Some(best.primal);
+        report.iterations = Some((t - 1) as usize);
+        report.converged = converged;
+        report.tolerance = Some(self.tolerance);
+        report.reached = Some(improvement.max(0.0));
+        let dd = &mut report.details;
+        dd.insert("epochs".into(), epochs as f64);
+        dd.insert("relative_improvement".into(), improvement.max(0.0));
+        dd.insert("classes".into(), c as f64);
+        dd.insert("sigma".into(), self.sigma);
+        dd.insert("eta0".into(), self.eta0);
+        report.seconds = start.elapsed().as_secs_f64();
+        Ok(Fitted { model, report })
+    }
+}
+
+/// Fits M-GURU (or M-GURU-S²); `report.reached` is the last relative improvement of the best
+/// checked objective (the plateau measure, not a duality gap).
+impl Fit for MGuruParams {
+    type Model = MulticlassLinearModel;
+    type Error = Error;
+    fn fit(&self, data: &Dataset) -> Result<Fitted<MulticlassLinearModel>> {
+        self.fit_report(data)
+    }
+}
