@@ -10,6 +10,7 @@
 //! | `mnist` | DSX §4.2, Figs. 6–7: all 45 digit pairs of the MNIST test set (10k) |
 //! | `icml_random` | ICML 2008 §5 Fig. 1: 50 training points, random deletion, spam and MNIST 4 vs 7 |
 //! | `guru_binary` | Ginodi 2010 ch. 2 §5: Table 2.2, Figs. 2.5, 2.7 and 3.1 ([`crate::guru`]) |
+//! | `guru_kernel` | Ginodi 2010 ch. 4 §3: Table 4.1 ([`crate::guru_kernel`]) |
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -24,7 +25,7 @@ use crate::learner::{Learner, SolverTally};
 use crate::stats::MeanSe;
 
 /// Every experiment, in the order `reproduce` runs them.
-pub const ALL: [&str; 8] = [
+pub const ALL: [&str; 9] = [
     "synth1",
     "synth2",
     "breast",
@@ -33,6 +34,7 @@ pub const ALL: [&str; 8] = [
     "usps",
     "mnist",
     "guru_binary",
+    "guru_kernel",
 ];
 
 /// How an experiment ended.
@@ -115,6 +117,7 @@ pub fn run(name: &str, cfg: &RunConfig, obs: &dyn Observer) -> Outcome {
         "usps" => pairs("usps", cfg, obs),
         "mnist" => pairs("mnist", cfg, obs),
         "guru_binary" => crate::guru::run(cfg, obs),
+        "guru_kernel" => crate::guru_kernel::run(cfg, obs),
         other => Err(Outcome::Failed(Error::param(
             "--only",
             other,

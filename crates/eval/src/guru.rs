@@ -48,7 +48,7 @@ pub const NAME: &str = "guru_binary";
 
 /// Where a data set comes from.
 #[derive(Debug, Clone, Copy)]
-enum Source {
+pub(crate) enum Source {
     ToyA,
     ToyB,
     /// A built-in data set, as it is (two classes) or as a pair of its classes.
@@ -57,19 +57,19 @@ enum Source {
 
 /// One row of Table 2.1 with the thesis's Table 2.2 accuracies.
 #[derive(Debug, Clone, Copy)]
-struct SetSpec {
+pub(crate) struct SetSpec {
     /// Key in `guru_binary.json`.
-    name: &'static str,
-    title: &'static str,
-    source: Source,
+    pub(crate) name: &'static str,
+    pub(crate) title: &'static str,
+    pub(crate) source: Source,
     /// Train, validation and test sizes (Table 2.1).
-    sizes: [usize; 3],
+    pub(crate) sizes: [usize; 3],
     /// Table 2.2: GURU and SVM test accuracy (%).
-    paper: [f64; 2],
-    toy: bool,
+    pub(crate) paper: [f64; 2],
+    pub(crate) toy: bool,
 }
 
-const SETS: [SetSpec; 8] = [
+pub(crate) const SETS: [SetSpec; 8] = [
     SetSpec {
         name: "toy_a",
         title: "Toy (a), Gaussian",
@@ -245,10 +245,10 @@ impl Protocol {
 // one repetition
 
 /// A split as the learners see it: features scaled, the constant feature appended.
-struct Parts {
-    train: Dataset,
-    val: Dataset,
-    test: Dataset,
+pub(crate) struct Parts {
+    pub(crate) train: Dataset,
+    pub(crate) val: Dataset,
+    pub(crate) test: Dataset,
 }
 
 /// What one repetition of one data set produced.
@@ -302,7 +302,7 @@ fn accuracy(w: &[f64], d: &Dataset) -> Result<f64, Error> {
 }
 
 /// The binary task of a set (before splitting); toys are drawn per repetition instead.
-fn task_data(spec: &SetSpec, cfg: &RunConfig) -> Result<Option<Dataset>, Error> {
+pub(crate) fn task_data(spec: &SetSpec, cfg: &RunConfig) -> Result<Option<Dataset>, Error> {
     match spec.source {
         Source::ToyA | Source::ToyB => Ok(None),
         Source::Builtin(name, pair) => {
@@ -317,7 +317,11 @@ fn task_data(spec: &SetSpec, cfg: &RunConfig) -> Result<Option<Dataset>, Error> 
 }
 
 /// Draws repetition `rep`'s split (or toy sample), scales and appends the constant feature.
-fn parts(spec: &SetSpec, task: Option<&Dataset>, seed: u64) -> Result<(Parts, Dataset), Error> {
+pub(crate) fn parts(
+    spec: &SetSpec,
+    task: Option<&Dataset>,
+    seed: u64,
+) -> Result<(Parts, Dataset), Error> {
     let [a, b, c] = spec.sizes;
     let mut rng = rng_for_stream(seed, 1);
     let (train, val, test) = match (spec.source, task) {
@@ -390,7 +394,7 @@ fn concat(a: &Dataset, b: &Dataset) -> Result<Dataset, Error> {
 }
 
 /// The index of the best validation accuracy; ties go to the last index when `prefer_last`.
-fn best(vals: &[f64], prefer_last: bool) -> usize {
+pub(crate) fn best(vals: &[f64], prefer_last: bool) -> usize {
     let mut k = 0;
     for (i, v) in vals.iter().enumerate() {
         if *v > vals[k] || (prefer_last && *v == vals[k]) {
@@ -777,7 +781,7 @@ fn run_with(
 // ---------------------------------------------------------------------------------------------
 // report
 
-fn pct(m: &Value) -> String {
+pub(crate) fn pct(m: &Value) -> String {
     let (mean, se) = (
         m["mean"].as_f64().unwrap_or(f64::NAN),
         m["stderr"].as_f64().unwrap_or(f64::NAN),
@@ -884,23 +888,7 @@ pub fn to_markdown(res: &ExperimentResult) -> String {
             .collect();
         let _ = writeln!(s, "| 2^{} | {} |", sigma.log2().round(), cells.join(" | "));
     }
-    let t = &res.solver;
-    let _ = writeln!(
-        s,
-        "\nSolver outcomes: {} fits (GURU batch and SVM over the grids); {} stopped without meeting their tolerance.\n",
-        t.fits, t.not_converged
-    );
-    for n in res.solver_notes.iter().take(10) {
-        let _ = writeln!(s, "- {n}");
-    }
-    if res.solver_notes.len() > 10 {
-        let _ = writeln!(
-            s,
-            "- … and {} more (every one in `{}-details.json`, `solver_notes`)",
-            res.solver_notes.len() - 10,
-            res.name
-        );
-    }
+    crate::report::solver_outcomes(&mut s, res, "GURU batch and SVM over the grids");
     s
 }
 

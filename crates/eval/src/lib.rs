@@ -5,6 +5,7 @@ pub mod curve;
 pub mod experiment;
 pub mod experiments;
 pub mod guru;
+pub mod guru_kernel;
 pub mod io;
 pub mod learner;
 pub mod plot;

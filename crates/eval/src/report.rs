@@ -354,27 +354,74 @@ pub enum PlotKind {
     Scatter(ScatterPlot),
 }
 
+/// The closing lines of an own-layout report: the fit count (`what` names the fits), how many
+/// missed their tolerance, and the first ten solver notes (the rest are in the details JSON).
+pub(crate) fn solver_outcomes(s: &mut String, res: &ExperimentResult, what: &str) {
+    use std::fmt::Write as _;
+    let t = &res.solver;
+    let _ = writeln!(
+        s,
+        "\nSolver outcomes: {} fits ({what}); {} stopped without meeting their tolerance.\n",
+        t.fits, t.not_converged
+    );
+    for n in res.solver_notes.iter().take(10) {
+        let _ = writeln!(s, "- {n}");
+    }
+    if res.solver_notes.len() > 10 {
+        let _ = writeln!(
+            s,
+            "- … and {} more (every one in `{}-details.json`, `solver_notes`)",
+            res.solver_notes.len() - 10,
+            res.name
+        );
+    }
+}
+
+/// The report of an experiment whose JSON layout its issue fixes: the table JSON (written as
+/// `NAME.json`, the full result going to `NAME-details.json`), its Markdown and its plots.
+struct OwnLayout {
+    table_json: fn(&ExperimentResult) -> serde_json::Value,
+    to_markdown: fn(&ExperimentResult) -> String,
+    plots: fn(&ExperimentResult) -> Vec<(String, crate::plot::LinePlot)>,
+}
+
+fn own_layout(name: &str) -> Option<OwnLayout> {
+    match name {
+        crate::guru::NAME => Some(OwnLayout {
+            table_json: crate::guru::table_json,
+            to_markdown: crate::guru::to_markdown,
+            plots: crate::guru::plots,
+        }),
+        crate::guru_kernel::NAME => Some(OwnLayout {
+            table_json: crate::guru_kernel::table_json,
+            to_markdown: crate::guru_kernel::to_markdown,
+            plots: |_| Vec::new(),
+        }),
+        _ => None,
+    }
+}
+
 /// Writes every output file of `res` into `dir`; returns the paths written.
 pub fn write_all(res: &ExperimentResult, dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut written = Vec::new();
     let json = pretty(res)?;
-    if res.name == crate::guru::NAME {
+    if let Some(own) = own_layout(&res.name) {
         // its JSON layout is fixed by its issue; the whole result goes beside it
         let files = [
             (
                 format!("{}.json", res.name),
-                pretty(&crate::guru::table_json(res))? + "\n",
+                pretty(&(own.table_json)(res))? + "\n",
             ),
             (format!("{}-details.json", res.name), json + "\n"),
             (format!("{}.csv", res.name), to_csv(res)?),
-            (format!("{}.md", res.name), crate::guru::to_markdown(res)),
+            (format!("{}.md", res.name), (own.to_markdown)(res)),
         ];
         for (name, text) in files {
             let p = dir.join(name);
             write_atomic(&p, text.as_bytes())?;
             written.push(p);
         }
-        for (name, plot) in crate::guru::plots(res) {
+        for (name, plot) in (own.plots)(res) {
             let p = dir.join(name);
             plot.write_svg(&p)?;
             written.push(p);
