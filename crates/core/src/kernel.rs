@@ -97,24 +97,32 @@ impl Kernel {
     }
 }
 
-/// `out[k] = K(x_i, x_{idx[k]})` for the rows `idx` of `x`, with `x_i` given dense and the
-/// squared norms `sq_i = ‖x_i‖²`, `sq[r] = ‖x_r‖²` (indexed by row): the inner loop of every
+/// `out[k] = K(x_i, x_{idx[k]})` for row `i` and the rows `idx` of `x`, with the squared norms
+/// `sq[r] = ‖x_r‖²` by row; a sparse row `i` is first written into `dense` (of length
+/// `x.cols()`, the caller's scratch, so no allocation happens here). The inner loop of every
 /// Gram-row computation (SMO, KEN-GURU). Dense rows use an explicitly vectorised inner product,
 /// compiled for the best instruction set of the CPU (AVX2/FMA where available).
 pub fn kernel_row(
     kernel: Kernel,
     x: &Features,
-    xi: &[f64],
-    sq_i: f64,
+    i: usize,
     idx: &[usize],
     sq: &[f64],
+    dense: &mut [f64],
     out: &mut [f64],
 ) {
+    let xi: &[f64] = match x.row(i) {
+        RowView::Dense(d) => d,
+        sparse => {
+            sparse.to_dense_into(dense);
+            dense
+        }
+    };
     pulp::Arch::new().dispatch(KernelRow {
         kernel,
         x,
         xi,
-        sq_i,
+        sq_i: sq[i],
         idx,
         sq,
         out,

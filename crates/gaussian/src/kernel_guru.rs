@@ -23,7 +23,7 @@ use std::time::Instant;
 use bulwark_core::kernel::kernel_row;
 use bulwark_core::{
     Dataset, DenseMatrix, Error, Fit, FitReport, Fitted, GramCache, Kernel, KernelModel,
-    ParamGuard, Result, RowView,
+    ParamGuard, Result,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -177,14 +177,7 @@ impl Gram<'_> {
         } = self;
         cache.row(i, all.len(), |r, range, out| {
             *evaluations += range.len() as u64;
-            let xi: &[f64] = match x.row(r) {
-                RowView::Dense(d) => d,
-                sparse => {
-                    sparse.to_dense_into(dense);
-                    dense
-                }
-            };
-            kernel_row(*kernel, x, xi, sq[r], &all[range], sq, out);
+            kernel_row(*kernel, x, r, &all[range], sq, dense, out);
         })
     }
     /// `out = K v`.

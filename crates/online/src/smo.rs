@@ -25,7 +25,7 @@ use std::time::Instant;
 use bulwark_core::kernel::kernel_row;
 use bulwark_core::{
     Dataset, DenseMatrix, Error, Features, Fit, FitReport, Fitted, GramCache, Kernel, KernelModel,
-    ParamGuard, Result, RowView,
+    ParamGuard, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -139,21 +139,13 @@ struct QRows<'a> {
 impl QRows<'_> {
     fn fill(&mut self, row: usize, range: Range<usize>, out: &mut [f64]) {
         self.evaluations += range.len() as u64;
-        let r = self.perm[row];
-        let xi: &[f64] = match self.x.row(r) {
-            RowView::Dense(d) => d,
-            sparse => {
-                sparse.to_dense_into(&mut self.dense);
-                &self.dense
-            }
-        };
         kernel_row(
             self.kernel,
             self.x,
-            xi,
-            self.sq[r],
+            self.perm[row],
             &self.perm[range.clone()],
             &self.sq,
+            &mut self.dense,
             out,
         );
         let yi = self.y[row];
