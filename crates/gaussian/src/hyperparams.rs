@@ -145,19 +145,12 @@ impl ParamGuard for GuruParams {
     type Checked = GuruParams;
     type Error = Error;
     fn check_ref(&self) -> Result<&GuruParams> {
-        if !(self.sigma.is_finite() && self.sigma > 0.0) {
-            return Err(Error::param("sigma", self.sigma, "a finite number > 0"));
-        }
-        if !(self.eta0.is_finite() && self.eta0 > 0.0) {
-            return Err(Error::param("eta0", self.eta0, "a finite number > 0"));
-        }
-        let t = self.effective_tolerance();
-        if !(t.is_finite() && t > 0.0 && t < 1.0) {
-            return Err(Error::param("tolerance", t, "a number in (0, 1)"));
-        }
-        if self.max_epochs == 0 {
-            return Err(Error::param("max_epochs", 0, "at least 1"));
-        }
+        check_sgd(
+            self.sigma,
+            self.eta0,
+            self.effective_tolerance(),
+            self.max_epochs,
+        )?;
         if self.max_iter == 0 {
             return Err(Error::param("max_iter", 0, "at least 1"));
         }
@@ -174,4 +167,19 @@ impl ParamGuard for GuruParams {
         self.check_ref()?;
         Ok(self)
     }
+}
+
+/// The checks every GURU SGD (GURU, KEN-GURU, M-GURU) makes of its hyper-parameters: `σ` and
+/// `η₀` finite and `> 0`, the tolerance in `(0, 1)`, at least one epoch; the error names the
+/// parameter.
+pub(crate) fn check_sgd(sigma: f64, eta0: f64, tolerance: f64, max_epochs: usize) -> Result<()> {
+    bulwark_core::error::check_positive("sigma", sigma)?;
+    bulwark_core::error::check_positive("eta0", eta0)?;
+    if !(tolerance.is_finite() && tolerance > 0.0 && tolerance < 1.0) {
+        return Err(Error::param("tolerance", tolerance, "a number in (0, 1)"));
+    }
+    if max_epochs == 0 {
+        return Err(Error::param("max_epochs", 0, "at least 1"));
+    }
+    Ok(())
 }

@@ -30,6 +30,7 @@ use bulwark_core::{
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::hyperparams::check_sgd;
 use crate::loss::{Loss, perspective};
 use crate::objective::Certificate;
 use crate::sgd::EpochChecks;
@@ -255,18 +256,7 @@ impl ParamGuard for MGuruParams {
     type Checked = MGuruParams;
     type Error = Error;
     fn check_ref(&self) -> Result<&MGuruParams> {
-        bulwark_core::error::check_positive("sigma", self.sigma)?;
-        bulwark_core::error::check_positive("eta0", self.eta0)?;
-        if !(self.tolerance.is_finite() && self.tolerance > 0.0 && self.tolerance < 1.0) {
-            return Err(Error::param(
-                "tolerance",
-                self.tolerance,
-                "a number in (0, 1)",
-            ));
-        }
-        if self.max_epochs == 0 {
-            return Err(Error::param("max_epochs", 0, "at least 1"));
-        }
+        check_sgd(self.sigma, self.eta0, self.tolerance, self.max_epochs)?;
         Ok(self)
     }
     fn check(self) -> Result<MGuruParams> {
