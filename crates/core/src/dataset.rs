@@ -506,6 +506,21 @@ impl Dataset {
         Ok(y)
     }
 
+    /// The checks every multiclass learner makes before training, in this order: non-empty,
+    /// every value finite, at least two classes; returns each example's class index.
+    pub fn multiclass_training_classes(&self) -> Result<Vec<usize>> {
+        if self.is_empty() {
+            return Err(Error::param("data", "empty", "at least one example"));
+        }
+        self.check_finite()?;
+        let classes = self.n_classes();
+        if classes < 2 {
+            return Err(Error::param("classes", classes, "at least 2"));
+        }
+        let t = self.targets();
+        Ok((0..self.len()).map(|i| t.class_index(i)).collect())
+    }
+
     /// Checks every feature value is finite (constructors of the matrix types already do).
     pub fn check_finite(&self) -> Result<()> {
         for i in 0..self.len() {

@@ -48,17 +48,12 @@ pub struct MulticlassObjective<'a> {
 }
 
 impl<'a> MulticlassObjective<'a> {
-    /// The objective on `data` (its classes, binary or multiclass; example weights honoured),
-    /// with a constant feature per class when `bias`.
+    /// The objective on `data` (its classes, binary or multiclass, at least two; example
+    /// weights honoured), with a constant feature per class when `bias`.
     pub fn new(data: &'a Dataset, loss: Loss, sigma: f64, bias: bool) -> Result<Self> {
-        if data.is_empty() {
-            return Err(Error::param("data", "empty", "at least one example"));
-        }
-        data.check_finite()?;
-        let t = data.targets();
         Ok(Self {
             data,
-            class: (0..data.len()).map(|i| t.class_index(i)).collect(),
+            class: data.multiclass_training_classes()?,
             classes: data.n_classes(),
             loss,
             sigma,
@@ -391,9 +386,6 @@ impl MGuruParams {
         self.check_ref()?;
         let obj = MulticlassObjective::new(data, self.loss, self.sigma, self.bias)?;
         let (c, d, m) = (obj.classes, obj.dim(), data.len());
-        if c < 2 {
-            return Err(Error::param("classes", c, "at least 2"));
-        }
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let mut w = vec![0.0; c * d];
         let mut scratch = Step::new(c, d);

@@ -111,16 +111,8 @@ impl Fit for CrammerSingerParams {
     fn fit(&self, data: &Dataset) -> Result<Fitted<MulticlassLinearModel>> {
         self.check_ref()?;
         let start = Instant::now();
-        if data.is_empty() {
-            return Err(Error::param("data", "empty", "at least one example"));
-        }
-        data.check_finite()?;
+        let y = data.multiclass_training_classes()?;
         let (m, n, nc) = (data.len(), data.n_features(), data.n_classes());
-        if nc < 2 {
-            return Err(Error::param("classes", nc, "at least 2"));
-        }
-        let t = data.targets();
-        let y: Vec<usize> = (0..m).map(|i| t.class_index(i)).collect();
         let cap: Vec<f64> = (0..m)
             .map(|i| self.c * data.weights().map_or(1.0, |w| w[i]))
             .collect();
