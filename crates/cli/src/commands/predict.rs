@@ -78,20 +78,23 @@ pub(crate) fn run(
                 .collect();
             (s, c)
         }
-        other => (0..data.len())
-            .map(|i| {
-                let x = data.row(i);
-                match other.decision(x) {
-                    Some(v) => (v, usize::from(Sign::of_score(v) == Sign::Pos)),
-                    None => {
-                        let k = other.predict_class(x);
-                        let mut out = vec![0.0; other.n_classes()];
-                        other.scores_into(x, &mut out);
-                        (out[k], k)
+        other => {
+            // one score buffer for every example (multiclass models)
+            let mut out = vec![0.0; other.n_classes()];
+            (0..data.len())
+                .map(|i| {
+                    let x = data.row(i);
+                    match other.decision(x) {
+                        Some(v) => (v, usize::from(Sign::of_score(v) == Sign::Pos)),
+                        None => {
+                            let k = other.predict_class(x);
+                            other.scores_into(x, &mut out);
+                            (out[k], k)
+                        }
                     }
-                }
-            })
-            .unzip(),
+                })
+                .unzip()
+        }
     };
     let truth: Vec<usize> = (0..data.len())
         .map(|i| data.targets().class_index(i))
