@@ -302,7 +302,7 @@ fn accuracy(w: &[f64], d: &Dataset) -> Result<f64, Error> {
 }
 
 /// The binary task of a set (before splitting); toys are drawn per repetition instead.
-pub(crate) fn task_data(spec: &SetSpec, cfg: &RunConfig) -> Result<Option<Dataset>, Error> {
+fn task_data(spec: &SetSpec, cfg: &RunConfig) -> Result<Option<Dataset>, Error> {
     match spec.source {
         Source::ToyA | Source::ToyB => Ok(None),
         Source::Builtin(name, pair) => {
@@ -314,6 +314,24 @@ pub(crate) fn task_data(spec: &SetSpec, cfg: &RunConfig) -> Result<Option<Datase
             binary_task(&raw, &task).map(Some)
         }
     }
+}
+
+/// [`task_data`] for every set, in order; a data set missing from the data directory is
+/// [`crate::Outcome::MissingData`] naming it.
+pub(crate) fn load_tasks<'a>(
+    specs: impl Iterator<Item = &'a SetSpec>,
+    cfg: &RunConfig,
+) -> Result<Vec<Option<Dataset>>, crate::Outcome> {
+    specs
+        .map(|spec| match task_data(spec, cfg) {
+            Ok(t) => Ok(t),
+            Err(e @ Error::NotFound { .. }) => Err(crate::Outcome::MissingData {
+                dataset: spec.name.into(),
+                message: e.to_string(),
+            }),
+            Err(e) => Err(crate::Outcome::Failed(e)),
+        })
+        .collect()
 }
 
 /// Draws repetition `rep`'s split (or toy sample), scales and appends the constant feature.
@@ -598,19 +616,7 @@ fn run_with(
     proto: &Protocol,
 ) -> Result<ExperimentResult, crate::Outcome> {
     let start = Instant::now();
-    let mut tasks = Vec::with_capacity(SETS.len());
-    for spec in &SETS {
-        match task_data(spec, cfg) {
-            Ok(t) => tasks.push(t),
-            Err(e @ Error::NotFound { .. }) => {
-                return Err(crate::Outcome::MissingData {
-                    dataset: spec.name.into(),
-                    message: e.to_string(),
-                });
-            }
-            Err(e) => return Err(crate::Outcome::Failed(e)),
-        }
-    }
+    let tasks = load_tasks(SETS.iter(), cfg)?;
     let base = crate::experiments::experiment_seed(cfg.seed, NAME);
     let mut jobs = Vec::new();
     for (s, spec) in SETS.iter().enumerate() {

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 use crate::curve::run_jobs;
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
-use crate::guru::{SETS, SetSpec, best, parts, pct, task_data};
+use crate::guru::{SETS, SetSpec, best, load_tasks, parts, pct};
 use crate::learner::SolverTally;
 use crate::stats::MeanSe;
 
@@ -256,19 +256,7 @@ fn run_with(
     proto: &Protocol,
 ) -> Result<ExperimentResult, crate::Outcome> {
     let start = Instant::now();
-    let mut tasks = Vec::with_capacity(TABLE.len());
-    for (name, _) in TABLE {
-        match task_data(spec(name), cfg) {
-            Ok(t) => tasks.push(t),
-            Err(e @ Error::NotFound { .. }) => {
-                return Err(crate::Outcome::MissingData {
-                    dataset: name.into(),
-                    message: e.to_string(),
-                });
-            }
-            Err(e) => return Err(crate::Outcome::Failed(e)),
-        }
-    }
+    let tasks = load_tasks(TABLE.iter().map(|(name, _)| spec(name)), cfg)?;
     let base = crate::experiments::experiment_seed(cfg.seed, NAME);
     let jobs: Vec<(usize, usize)> = (0..TABLE.len())
         .flat_map(|s| (0..proto.splits).map(move |r| (s, r)))
