@@ -46,6 +46,12 @@ const MAX_EPOCHS: ParamSpec = ParamSpec {
     help: "GURU's epoch limit (epochs of M steps)",
 };
 
+/// The `loss` parameter of GURU, KEN-GURU and M-GURU.
+fn loss_of(p: &HyperParams) -> Result<Loss> {
+    let loss = p.text("loss")?;
+    Loss::parse(loss).ok_or_else(|| Error::param("loss", loss, "one of gauss, log, huber"))
+}
+
 /// Gaussian-robust classification (Ginodi 2010): GURU's SGD or the certified batch solver.
 #[derive(Debug, Clone, Copy)]
 pub struct GuruLearner;
@@ -107,9 +113,7 @@ impl Learner for GuruLearner {
         _: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>> {
         let text = |name: &str, s: &str, allowed: &str| Error::param(name, s, allowed.to_string());
-        let loss = p.text("loss")?;
-        let loss =
-            Loss::parse(loss).ok_or_else(|| text("loss", loss, "one of gauss, log, huber"))?;
+        let loss = loss_of(p)?;
         let norm = p.text("norm")?;
         let norm = NoiseNorm::parse(norm).ok_or_else(|| text("norm", norm, "one of l2, linf"))?;
         let solver = p.text("solver")?;
@@ -177,9 +181,7 @@ impl Learner for KenGuruLearner {
         p: &HyperParams,
         _: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>> {
-        let loss = p.text("loss")?;
-        let loss = Loss::parse(loss)
-            .ok_or_else(|| Error::param("loss", loss, "one of gauss, log, huber"))?;
+        let loss = loss_of(p)?;
         let params = KenGuruParams::new()
             .kernel(Kernel::from_params(p)?)
             .sigma(p.float("sigma")?)
@@ -248,9 +250,7 @@ impl Learner for MGuruLearner {
         p: &HyperParams,
         _: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>> {
-        let loss = p.text("loss")?;
-        let loss = Loss::parse(loss)
-            .ok_or_else(|| Error::param("loss", loss, "one of gauss, log, huber"))?;
+        let loss = loss_of(p)?;
         let params = MGuruParams::new()
             .sigma(p.float("sigma")?)
             .loss(loss)
