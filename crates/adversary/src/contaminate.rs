@@ -1,5 +1,5 @@
-//! Training-time contamination: KLS malicious noise, label noise (random or adversarial) and
-//! RoLR outliers. Each implements core's [`Contamination`] and returns the contaminated set with
+//! Training-time contamination: KLS malicious noise, label noise (random or adversarial), RoLR
+//! outliers and norm-matched outliers that a norm threshold cannot see. Each implements core's [`Contamination`] and returns the contaminated set with
 //! the indices of the touched examples (increasing).
 //!
 //! The target direction `u` (KLS: the halfspace `sign(u·x)`) is given, or estimated as the
@@ -13,7 +13,7 @@ use bulwark_core::{
     Contamination, Dataset, DenseMatrix, Error, Features, Result, Rng, Sign, Targets,
 };
 
-use crate::sample::{Distribution, dot, uniform_symmetric};
+use crate::sample::{Distribution, dot, standard_normal, uniform_symmetric};
 
 fn check_rate(eta: f64) -> Result<()> {
     if eta.is_finite() && (0.0..=1.0).contains(&eta) {
@@ -307,6 +307,26 @@ impl Contamination for LabelNoise {
     }
 }
 
+/// `clean` followed by the rows of `data` beyond it (row-major, dense) with `labels` for all;
+/// the indices of the appended rows. Example weights, if any, get 1 on the new rows.
+fn appended(clean: &Dataset, data: Vec<f64>, labels: Vec<Sign>) -> Result<(Dataset, Vec<usize>)> {
+    let (m, n, total) = (clean.len(), clean.n_features(), labels.len());
+    let x = DenseMatrix::try_new(total, n, data)?;
+    let mut out = Dataset::try_new(
+        clean.name().to_string(),
+        Features::Dense(x),
+        Targets::Binary(labels),
+        clean.feature_names().to_vec(),
+        clean.class_names().to_vec(),
+    )?;
+    if let Some(w) = clean.weights() {
+        let mut w = w.to_vec();
+        w.resize(total, 1.0);
+        out = out.with_weights(w)?;
+    }
+    Ok((out, (m..total).collect()))
+}
+
 /// RoLR outliers (Feng et al. 2014): `n_outliers` points with i.i.d. `U[−scale, scale]` features
 /// and labels `sign(⟨−β, x⟩)` (0 → −1), appended after the clean examples (example weights, if
 /// any, get 1).
@@ -340,7 +360,7 @@ impl Contamination for RolrOutliers {
     }
     fn contaminate(&self, clean: &Dataset, rng: &mut Rng) -> Result<(Dataset, Vec<usize>)> {
         let y = clean.binary_labels()?;
-        let (m, n) = (clean.len(), clean.n_features());
+        let n = clean.n_features();
         if self.beta.len() != n {
             return Err(Error::shape("beta vs data features", n, self.beta.len()));
         }
@@ -354,7 +374,6 @@ impl Contamination for RolrOutliers {
         if !(self.scale.is_finite() && self.scale >= 0.0) {
             return Err(Error::param("scale", self.scale, "a finite number >= 0"));
         }
-        let total = m + self.n_outliers;
         let mut data = clean.features().to_dense().into_vec();
         data.reserve(self.n_outliers * n);
         let mut labels = y.to_vec();
@@ -365,19 +384,67 @@ impl Contamination for RolrOutliers {
             labels.push(Sign::of_score(-dot(&self.beta, &p)));
             data.extend_from_slice(&p);
         }
-        let x = DenseMatrix::try_new(total, n, data)?;
-        let mut out = Dataset::try_new(
-            clean.name().to_string(),
-            Features::Dense(x),
-            Targets::Binary(labels),
-            clean.feature_names().to_vec(),
-            clean.class_names().to_vec(),
-        )?;
-        if let Some(w) = clean.weights() {
-            let mut w = w.to_vec();
-            w.resize(total, 1.0);
-            out = out.with_weights(w)?;
+        appended(clean, data, labels)
+    }
+}
+
+/// Outliers a norm threshold cannot see (beyond Feng et al. 2014): `n₁` points, each with the
+/// norm of a clean example drawn uniformly, pointing along the defender's current
+/// estimate `β̂` up to an isotropic jitter (`β̂/‖β̂‖ + jitter·h/√p`, `h ~ N(0, I_p)`,
+/// renormalised), and labelled against it: `y = −sign⟨β̂, x⟩` (0 → −1). Their signed
+/// correlations with `β̂` are the most negative an inlier-sized point can have, so a trimmed
+/// estimator keeps them. Appended after the clean examples (example weights, if any, get 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NormMatchedOutliers {
+    /// Number of outliers `n₁`.
+    pub n_outliers: usize,
+    /// The estimate the outliers are built against (one entry per feature, not all zero).
+    pub estimate: Vec<f64>,
+    /// Relative size of the isotropic jitter of the direction (`≥ 0`).
+    pub jitter: f64,
+}
+
+impl Contamination for NormMatchedOutliers {
+    fn name(&self) -> &str {
+        "norm-matched-outliers"
+    }
+    fn contaminate(&self, clean: &Dataset, rng: &mut Rng) -> Result<(Dataset, Vec<usize>)> {
+        let y = clean.binary_labels()?;
+        let n = clean.n_features();
+        check_vector("estimate", &self.estimate, n)?;
+        let norm = dot(&self.estimate, &self.estimate).sqrt();
+        if !(self.jitter.is_finite() && self.jitter >= 0.0) {
+            return Err(Error::param("jitter", self.jitter, "a finite number >= 0"));
         }
-        Ok((out, (m..total).collect()))
+        let mut data = clean.features().to_dense().into_vec();
+        data.reserve(self.n_outliers * n);
+        let mut labels = y.to_vec();
+        let mut d = vec![0.0; n];
+        let spread = self.jitter / (n as f64).sqrt();
+        // the norms of the clean rows, one drawn per outlier
+        let norms: Vec<f64> = (0..clean.len())
+            .map(|i| {
+                clean
+                    .row(i)
+                    .nonzeros()
+                    .map(|(_, v)| v * v)
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .collect();
+        if norms.is_empty() {
+            return Err(Error::param("data", "empty", "at least one clean example"));
+        }
+        for _ in 0..self.n_outliers {
+            let r = norms[rng.random_range(0..norms.len())];
+            for (dj, e) in d.iter_mut().zip(&self.estimate) {
+                *dj = e / norm + spread * standard_normal(rng);
+            }
+            let dn = dot(&d, &d).sqrt();
+            let x: Vec<f64> = d.iter().map(|v| r * v / dn).collect();
+            labels.push(Sign::of_score(-dot(&self.estimate, &x)));
+            data.extend_from_slice(&x);
+        }
+        appended(clean, data, labels)
     }
 }

@@ -1,8 +1,8 @@
 //! Training-time contamination and samplers.
 
 use bulwark_adversary::{
-    Distribution, LabelNoise, LabelNoiseMode, MaliciousAdversary, MaliciousNoise, RolrOutliers,
-    halfspace_data, orthogonal_directions, random_unit_vector,
+    Distribution, LabelNoise, LabelNoiseMode, MaliciousAdversary, MaliciousNoise,
+    NormMatchedOutliers, RolrOutliers, halfspace_data, orthogonal_directions, random_unit_vector,
 };
 use bulwark_core::{Contamination, Dataset, Error, Sign, rng_from_seed};
 
@@ -271,4 +271,43 @@ fn rolr_outliers_are_appended_with_opposite_labels() {
         .contaminate(&data, &mut rng_from_seed(0))
         .is_err()
     );
+}
+
+/// Norm-matched outliers have the clean examples' norms, point along the estimate (up to the
+/// jitter) and are labelled against it.
+#[test]
+fn norm_matched_outliers_hide_at_the_inliers_norm() {
+    let p = 20;
+    let (u, data) = clean(200, p, 8);
+    let out = NormMatchedOutliers {
+        n_outliers: 400,
+        estimate: u.iter().map(|v| 3.0 * v).collect(),
+        jitter: 0.5,
+    };
+    let (d, idx) = out.contaminate(&data, &mut rng_from_seed(3)).unwrap();
+    assert_eq!(idx, (200..600).collect::<Vec<_>>());
+    let y = d.binary_labels().unwrap();
+    let x = d.features().to_dense();
+    let clean_norms: Vec<f64> = (0..200).map(|i| dot(x.row(i), x.row(i)).sqrt()).collect();
+    let mut mean_norm = 0.0;
+    for &i in &idx {
+        let r = x.row(i);
+        let norm = dot(r, r).sqrt();
+        mean_norm += norm / 400.0;
+        assert!(clean_norms.iter().any(|c| (c - norm).abs() < 1e-12));
+        // the direction: cos(angle to u) = 1/sqrt(1 + jitter^2) on average, about 0.89
+        assert!(dot(r, &u) / norm > 0.6, "{}", dot(r, &u) / norm);
+        assert_eq!(y[i], Sign::Neg);
+    }
+    let clean_mean = clean_norms.iter().sum::<f64>() / 200.0;
+    assert!(
+        (mean_norm - clean_mean).abs() < 0.05,
+        "{mean_norm} vs {clean_mean}"
+    );
+    let bad = NormMatchedOutliers {
+        n_outliers: 1,
+        estimate: vec![0.0; p],
+        jitter: 0.5,
+    };
+    assert!(bad.contaminate(&data, &mut rng_from_seed(3)).is_err());
 }

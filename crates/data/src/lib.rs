@@ -23,4 +23,4 @@ pub use registry::{
 };
 pub use scale::{Scaler, ScalingKind};
 pub use split::{Split, k_fold, train_test, train_val_test};
-pub use tasks::{BinaryTask, all_pairs, binary_task, one_vs_rest};
+pub use tasks::{BinaryTask, all_pairs, binary_task, class_subset, one_vs_rest};

@@ -102,6 +102,46 @@ pub fn binary_task(data: &Dataset, task: &BinaryTask) -> Result<Dataset> {
     Ok(out)
 }
 
+/// The multiclass task of the examples of `classes` (at least two different names), in that
+/// class order: `class_subset(usps, ["3", "5", "8"])` is the three-digit problem with class
+/// indices 0, 1, 2 for 3, 5, 8.
+pub fn class_subset(data: &Dataset, classes: &[String]) -> Result<Dataset> {
+    let ids = classes
+        .iter()
+        .map(|c| class_id(data, c))
+        .collect::<Result<Vec<usize>>>()?;
+    for (i, c) in classes.iter().enumerate() {
+        if classes[..i].contains(c) {
+            return Err(Error::param(
+                "classes",
+                classes.join(","),
+                "at least two different classes",
+            ));
+        }
+    }
+    if classes.len() < 2 {
+        return Err(Error::param(
+            "classes",
+            classes.join(","),
+            "at least two different classes",
+        ));
+    }
+    let mut new_id = vec![None; data.n_classes()];
+    for (k, &id) in ids.iter().enumerate() {
+        new_id[id] = Some(k);
+    }
+    let idx: Vec<usize> = (0..data.len())
+        .filter(|&i| new_id[data.targets().class_index(i)].is_some())
+        .collect();
+    let sub = data.select(&idx);
+    let labels = (0..sub.len())
+        .filter_map(|i| new_id[sub.targets().class_index(i)])
+        .collect();
+    Ok(sub
+        .with_targets(Targets::Multiclass(labels), classes.to_vec())?
+        .with_name(format!("{}[{}]", data.name(), classes.join(","))))
+}
+
 /// Every one-vs-one task `(a, b)` with `a < b` in class order (45 for ten digits).
 pub fn all_pairs(data: &Dataset) -> Result<Vec<((String, String), Dataset)>> {
     let names = data.class_names().to_vec();

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use bulwark_core::{Error, Features};
 use bulwark_data::{
-    BinaryTask, Format, binary_task, load, load_path, parse_csv, parse_idx, parse_libsvm,
+    BinaryTask, Format, binary_task, class_subset, load, load_path, parse_csv, parse_idx,
+    parse_libsvm,
 };
 
 fn write(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
@@ -168,6 +169,25 @@ fn single_class_in_a_binary_task() {
     assert!(matches!(e, Error::SingleClass { .. }), "{e}");
     let e = binary_task(&d, &BinaryTask::Positive("zzz".into())).unwrap_err();
     assert!(e.to_string().contains("zzz"), "{e}");
+}
+
+#[test]
+fn class_subsets_keep_the_named_classes_in_the_given_order() {
+    let d = parse_csv(b"label,a\nc,1\na,2\nb,3\nc,4\nd,5\n", "abc.csv").unwrap();
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let s = class_subset(&d, &names(&["c", "a"])).unwrap();
+    assert_eq!(s.class_names(), ["c", "a"]);
+    assert_eq!(s.len(), 3);
+    let got: Vec<(f64, usize)> = (0..s.len())
+        .map(|i| (s.row(i).dot(&[1.0]), s.targets().class_index(i)))
+        .collect();
+    assert_eq!(got, [(1.0, 0), (2.0, 1), (4.0, 0)]);
+    let e = class_subset(&d, &names(&["c", "zzz"])).unwrap_err();
+    assert!(e.to_string().contains("zzz"), "{e}");
+    for bad in [&["c"][..], &["c", "c"][..]] {
+        let e = class_subset(&d, &names(bad)).unwrap_err();
+        assert!(e.to_string().contains("two different classes"), "{e}");
+    }
 }
 
 #[test]

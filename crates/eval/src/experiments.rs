@@ -11,6 +11,8 @@
 //! | `icml_random` | ICML 2008 §5 Fig. 1: 50 training points, random deletion, spam and MNIST 4 vs 7 |
 //! | `guru_binary` | Ginodi 2010 ch. 2 §5: Table 2.2, Figs. 2.5, 2.7 and 3.1 ([`crate::guru`]) |
 //! | `guru_kernel` | Ginodi 2010 ch. 4 §3: Table 4.1 ([`crate::guru_kernel`]) |
+//! | `guru_multiclass` | Ginodi 2010 ch. 5 §4: Table 5.2 ([`crate::guru_multiclass`]) |
+//! | `rolr` | Feng et al. 2014 §6, Fig. 2, and a norm-matched adversary ([`crate::rolr`]) |
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -25,7 +27,7 @@ use crate::learner::{Learner, SolverTally};
 use crate::stats::MeanSe;
 
 /// Every experiment, in the order `reproduce` runs them.
-pub const ALL: [&str; 9] = [
+pub const ALL: [&str; 11] = [
     "synth1",
     "synth2",
     "breast",
@@ -35,6 +37,8 @@ pub const ALL: [&str; 9] = [
     "mnist",
     "guru_binary",
     "guru_kernel",
+    "guru_multiclass",
+    "rolr",
 ];
 
 /// How an experiment ended.
@@ -118,6 +122,8 @@ pub fn run(name: &str, cfg: &RunConfig, obs: &dyn Observer) -> Outcome {
         "mnist" => pairs("mnist", cfg, obs),
         "guru_binary" => crate::guru::run(cfg, obs),
         "guru_kernel" => crate::guru_kernel::run(cfg, obs),
+        "guru_multiclass" => crate::guru_multiclass::run(cfg, obs),
+        "rolr" => crate::rolr::run(cfg, obs),
         other => Err(Outcome::Failed(Error::param(
             "--only",
             other,

@@ -202,13 +202,6 @@ impl Protocol {
         self.eta_k.iter().map(|&k| 4f64.powi(k)).collect()
     }
     fn notes(&self) -> Vec<String> {
-        let range = |v: &[i32]| {
-            format!(
-                "{}..{}",
-                v.first().copied().unwrap_or(0),
-                v.last().copied().unwrap_or(0)
-            )
-        };
         vec![
             format!(
                 "{} seeded repetitions per data set ({} for the toys), each a fresh split of the Table 2.1 sizes (the thesis: one split each)",
@@ -280,16 +273,21 @@ struct SgdOut {
     epochs: f64,
 }
 
-/// Appends the constant feature.
-fn with_constant(d: &Dataset) -> Result<Dataset, Error> {
+/// Appends the constant feature (binary or multiclass targets kept).
+pub(crate) fn with_constant(d: &Dataset) -> Result<Dataset, Error> {
     let (m, n) = (d.len(), d.n_features());
     let mut data = vec![0.0; m * (n + 1)];
     for (i, row) in data.chunks_exact_mut(n + 1).enumerate() {
         d.row(i).to_dense_into(&mut row[..n]);
         row[n] = 1.0;
     }
-    let y = d.binary_labels()?.to_vec();
-    Dataset::binary(d.name(), DenseMatrix::try_new(m, n + 1, data)?, y)
+    Dataset::try_new(
+        d.name(),
+        DenseMatrix::try_new(m, n + 1, data)?.into(),
+        d.targets().clone(),
+        bulwark_core::dataset::default_feature_names(n + 1),
+        d.class_names().to_vec(),
+    )
 }
 
 /// Test accuracy (%) of weights `w` on `d` (constant feature included).
@@ -323,15 +321,20 @@ pub(crate) fn load_tasks<'a>(
     cfg: &RunConfig,
 ) -> Result<Vec<Option<Dataset>>, crate::Outcome> {
     specs
-        .map(|spec| match task_data(spec, cfg) {
-            Ok(t) => Ok(t),
-            Err(e @ Error::NotFound { .. }) => Err(crate::Outcome::MissingData {
-                dataset: spec.name.into(),
-                message: e.to_string(),
-            }),
-            Err(e) => Err(crate::Outcome::Failed(e)),
-        })
+        .map(|spec| loaded(spec.name, task_data(spec, cfg)))
         .collect()
+}
+
+/// A data set's load result as the harness reports it: a file missing from the data directory
+/// is [`crate::Outcome::MissingData`] naming the set `name`, any other error a failure.
+pub(crate) fn loaded<T>(name: &str, r: Result<T, Error>) -> Result<T, crate::Outcome> {
+    r.map_err(|e| match e {
+        Error::NotFound { .. } => crate::Outcome::MissingData {
+            dataset: name.into(),
+            message: e.to_string(),
+        },
+        e => crate::Outcome::Failed(e),
+    })
 }
 
 /// Draws repetition `rep`'s split (or toy sample), scales and appends the constant feature.
@@ -353,23 +356,7 @@ pub(crate) fn parts(
             toy_b(b, &mut rng)?,
             toy_b(c, &mut rng)?,
         ),
-        (Source::Builtin(..), Some(d)) => {
-            if d.len() < a + b + c {
-                return Err(Error::param(
-                    "split sizes",
-                    a + b + c,
-                    format!("at most the {} examples of {}", d.len(), spec.name),
-                ));
-            }
-            let mut idx: Vec<usize> = (0..d.len()).collect();
-            idx.shuffle(&mut rng);
-            let pick = |r: std::ops::Range<usize>| {
-                let mut v = idx[r].to_vec();
-                v.sort_unstable();
-                d.select(&v)
-            };
-            (pick(0..a), pick(a..a + b), pick(a + b..a + b + c))
-        }
+        (Source::Builtin(..), Some(d)) => shuffled_parts(d, spec.name, spec.sizes, &mut rng)?,
         (Source::Builtin(name, _), None) => {
             return Err(Error::param(
                 "data set",
@@ -378,12 +365,7 @@ pub(crate) fn parts(
             ));
         }
     };
-    let scaler = Scaler::fit(&train, ScalingKind::MinMax)?;
-    let (train, val, test) = (
-        scaler.transform(&train)?,
-        scaler.transform(&val)?,
-        scaler.transform(&test)?,
-    );
+    let (train, val, test) = scaled(&train, &val, &test)?;
     // the noise is drawn on the scaled features (without the constant)
     let both = concat(&val, &test)?;
     Ok((
@@ -393,6 +375,45 @@ pub(crate) fn parts(
             test: with_constant(&test)?,
         },
         both,
+    ))
+}
+
+/// Train, validation and test parts of `d` (named `name` in errors) of the given sizes from a
+/// seeded shuffle, each part in data order.
+pub(crate) fn shuffled_parts(
+    d: &Dataset,
+    name: &str,
+    [a, b, c]: [usize; 3],
+    rng: &mut bulwark_core::Rng,
+) -> Result<(Dataset, Dataset, Dataset), Error> {
+    if d.len() < a + b + c {
+        return Err(Error::param(
+            "split sizes",
+            a + b + c,
+            format!("at most the {} examples of {name}", d.len()),
+        ));
+    }
+    let mut idx: Vec<usize> = (0..d.len()).collect();
+    idx.shuffle(rng);
+    let pick = |r: std::ops::Range<usize>| {
+        let mut v = idx[r].to_vec();
+        v.sort_unstable();
+        d.select(&v)
+    };
+    Ok((pick(0..a), pick(a..a + b), pick(a + b..a + b + c)))
+}
+
+/// The three parts scaled onto `[−1, 1]` by the training part's range.
+pub(crate) fn scaled(
+    train: &Dataset,
+    val: &Dataset,
+    test: &Dataset,
+) -> Result<(Dataset, Dataset, Dataset), Error> {
+    let scaler = Scaler::fit(train, ScalingKind::MinMax)?;
+    Ok((
+        scaler.transform(train)?,
+        scaler.transform(val)?,
+        scaler.transform(test)?,
     ))
 }
 
@@ -409,6 +430,15 @@ fn concat(a: &Dataset, b: &Dataset) -> Result<Dataset, Error> {
         y.extend_from_slice(d.binary_labels()?);
     }
     Dataset::binary(a.name(), DenseMatrix::try_new(y.len(), n, data)?, y)
+}
+
+/// An exponent grid `k = a..b` as the protocol notes print it.
+pub(crate) fn range(v: &[i32]) -> String {
+    format!(
+        "{}..{}",
+        v.first().copied().unwrap_or(0),
+        v.last().copied().unwrap_or(0)
+    )
 }
 
 /// The index of the best validation accuracy; ties go to the last index when `prefer_last`.

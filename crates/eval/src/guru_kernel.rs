@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 use crate::curve::run_jobs;
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
-use crate::guru::{SETS, SetSpec, best, load_tasks, parts, pct};
+use crate::guru::{SETS, SetSpec, best, load_tasks, parts, pct, range};
 use crate::learner::SolverTally;
 use crate::stats::MeanSe;
 
@@ -87,13 +87,6 @@ impl Protocol {
         }
     }
     fn notes(&self) -> Vec<String> {
-        let range = |v: &[i32]| {
-            format!(
-                "{}..{}",
-                v.first().copied().unwrap_or(0),
-                v.last().copied().unwrap_or(0)
-            )
-        };
         vec![
             format!(
                 "{} seeded repetitions per data set, each a fresh split of the Table 2.1 sizes (the thesis: one split each), scaled and with the constant feature as in guru_binary",

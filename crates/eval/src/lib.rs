@@ -6,10 +6,12 @@ pub mod experiment;
 pub mod experiments;
 pub mod guru;
 pub mod guru_kernel;
+pub mod guru_multiclass;
 pub mod io;
 pub mod learner;
 pub mod plot;
 pub mod report;
+pub mod rolr;
 pub mod stats;
 pub mod synth;
 

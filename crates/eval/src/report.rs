@@ -397,6 +397,16 @@ fn own_layout(name: &str) -> Option<OwnLayout> {
             to_markdown: crate::guru_kernel::to_markdown,
             plots: |_| Vec::new(),
         }),
+        crate::guru_multiclass::NAME => Some(OwnLayout {
+            table_json: crate::guru_multiclass::table_json,
+            to_markdown: crate::guru_multiclass::to_markdown,
+            plots: |_| Vec::new(),
+        }),
+        crate::rolr::NAME => Some(OwnLayout {
+            table_json: crate::rolr::table_json,
+            to_markdown: crate::rolr::to_markdown,
+            plots: crate::rolr::plots,
+        }),
         _ => None,
     }
 }

@@ -21,6 +21,7 @@ pub static LEARNERS: &[&dyn Learner] = &[
     &bulwark_gaussian::KenGuruLearner,
     &bulwark_gaussian::MGuruLearner,
     &bulwark_gaussian::AsvcLearner,
+    &bulwark_contamination::RolrLearner,
 ];
 
 /// Every registered learner.

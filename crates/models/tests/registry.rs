@@ -22,7 +22,7 @@ fn every_registered_learner_trains_with_its_defaults() {
     assert_eq!(
         names,
         [
-            "lp", "o2b", "svm", "fdrop", "logreg", "guru", "ken-guru", "m-guru", "asvc"
+            "lp", "o2b", "svm", "fdrop", "logreg", "guru", "ken-guru", "m-guru", "asvc", "rolr"
         ]
     );
     for l in registry::learners() {

@@ -173,6 +173,10 @@ pub(crate) fn run(
         for (k, v) in &r.details {
             obj[k] = json!(v);
         }
+        // a learner's breakdown (RoLR: the optimum is beta = 0) is a flag, not a number
+        if let Some(b) = r.details.get("breakdown") {
+            obj["breakdown"] = json!(*b != 0.0);
+        }
         serde_json::to_writer_pretty(&mut *out, &obj)?;
         writeln!(out)?;
     } else {
@@ -203,11 +207,25 @@ pub(crate) fn run(
                 train.incomplete_records()
             )?,
         }
+        if r.details.get("breakdown").is_some_and(|b| *b != 0.0) {
+            writeln!(
+                out,
+                "breakdown       yes: the optimum is the zero model (every direction loses)"
+            )?;
+        }
+        if let Some(k) = r.details.get("removed") {
+            writeln!(out, "removed         {k} samples by preprocessing")?;
+        }
         writeln!(out, "training error  {training_error:.4}")?;
         writeln!(out, "model written to {}", args.out.display())?;
     }
     if !r.converged || r.fell_back() {
         ui.warn(&format!("{algo}: {}", r.summary()));
+    }
+    if r.details.get("breakdown").is_some_and(|b| *b != 0.0) {
+        ui.warn(&format!(
+            "{algo}: breakdown: the model is zero (it predicts no class); fewer outliers or a stricter threshold may help"
+        ));
     }
     Ok(())
 }
