@@ -10,7 +10,8 @@ use crate::bench::{cargo, num, provenance, text};
 use crate::project_root;
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    if args.len() > 1 {
+    let render_only = args.get(1).map(String::as_str) == Some("--render-only");
+    if args.len() > 1 + usize::from(render_only) {
         return Err(format!("unknown option `{}`\n{}", args[1], crate::USAGE));
     }
     let root = project_root();
@@ -18,6 +19,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(&bench).map_err(|e| e.to_string())?;
     let provenance = provenance(&root, args);
     let results = bench.join("rolr.jsonl");
+    if render_only {
+        // the page again from the cases the last run finished
+        let all = std::fs::read_to_string(&results).map_err(|e| {
+            format!(
+                "{}: {e} (run `cargo xtask bench rolr` first)",
+                results.display()
+            )
+        })?;
+        return write_page(&root, &render(&all, &provenance));
+    }
     let _ = std::fs::remove_file(&results);
     let runner = |extra: &[&str]| {
         Command::new(cargo())
@@ -47,7 +58,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     let all = std::fs::read_to_string(&results).map_err(|e| e.to_string())?;
-    let page = render(&all, &provenance);
+    write_page(&root, &render(&all, &provenance))
+}
+
+fn write_page(root: &std::path::Path, page: &str) -> Result<(), String> {
     let out = root.join("docs/perf-rolr.md");
     std::fs::write(&out, page).map_err(|e| format!("{}: {e}", out.display()))?;
     println!("wrote {}", out.display());
