@@ -1,10 +1,11 @@
-//! The registration of RoLR (`rolr`) ([`bulwark_core::Learner`]).
+//! The registrations of RoLR (`rolr`) and averaging (`average`) ([`bulwark_core::Learner`]).
 
 use bulwark_core::{
     AnyModel, Dataset, Error, Fit, Fitted, HyperParams, Learner, ParamKind, ParamSpec, ProgressFn,
     Result,
 };
 
+use crate::average::AveragingParams;
 use crate::rolr::RolrParams;
 use crate::threshold::NormThreshold;
 
@@ -99,6 +100,37 @@ impl Learner for RolrLearner {
             .tolerance(p.float("tolerance")?)
             .max_iter(p.count("max_iter")? as usize);
         let f = params.fit(data)?;
+        Ok(Fitted {
+            model: AnyModel::Linear(f.model),
+            report: f.report,
+        })
+    }
+}
+
+/// Averaging (Klivans, Long & Servedio 2009) as a registered learner.
+#[derive(Debug, Clone, Copy)]
+pub struct AverageLearner;
+
+impl Learner for AverageLearner {
+    fn name(&self) -> &'static str {
+        "average"
+    }
+    fn title(&self) -> &'static str {
+        "averaging"
+    }
+    fn about(&self) -> &'static str {
+        "Klivans-Long-Servedio 2009: sign(v.x) with v the (weighted) average of the label-signed examples y x; no bias, v not normalised"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        &[]
+    }
+    fn fit(
+        &self,
+        data: &Dataset,
+        _: &HyperParams,
+        _: Option<ProgressFn<'_>>,
+    ) -> Result<Fitted<AnyModel>> {
+        let f = AveragingParams::new().fit(data)?;
         Ok(Fitted {
             model: AnyModel::Linear(f.model),
             report: f.report,

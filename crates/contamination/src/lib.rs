@@ -6,7 +6,10 @@
 //!   active-set steps), with a typed breakdown flag;
 //! - [`NormFilter`] / [`NormThreshold`]: the preprocessing as a row filter any learner can sit
 //!   behind (the paper's LR+P is this filter before logistic regression);
-//! - [`RolrLearner`]: the registration of `rolr` for the CLI and the harness.
+//! - [`AveragingParams`]: averaging (Klivans, Long & Servedio 2009), `v` = the weighted average
+//!   of `y x`, the weak learner of their outlier-removal and boosting algorithms;
+//! - [`RolrLearner`], [`AverageLearner`]: the registrations of `rolr` and `average` for the CLI
+//!   and the harness.
 //!
 //! ```
 //! use bulwark_core::{Dataset, DenseMatrix, Fit, Sign};
@@ -26,12 +29,14 @@
 //! # Ok::<(), bulwark_core::Error>(())
 //! ```
 
+pub mod average;
 mod learner;
 pub(crate) mod minnorm;
 pub mod rolr;
 pub mod threshold;
 
-pub use learner::RolrLearner;
+pub use average::{AveragingParams, average};
+pub use learner::{AverageLearner, RolrLearner};
 pub use rolr::{RolrParams, trimmed_correlation};
 pub use threshold::{NormFilter, NormThreshold};
 

@@ -22,6 +22,7 @@ pub static LEARNERS: &[&dyn Learner] = &[
     &bulwark_gaussian::MGuruLearner,
     &bulwark_gaussian::AsvcLearner,
     &bulwark_contamination::RolrLearner,
+    &bulwark_contamination::AverageLearner,
 ];
 
 /// Every registered learner.

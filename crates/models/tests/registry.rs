@@ -22,7 +22,8 @@ fn every_registered_learner_trains_with_its_defaults() {
     assert_eq!(
         names,
         [
-            "lp", "o2b", "svm", "fdrop", "logreg", "guru", "ken-guru", "m-guru", "asvc", "rolr"
+            "lp", "o2b", "svm", "fdrop", "logreg", "guru", "ken-guru", "m-guru", "asvc", "rolr",
+            "average"
         ]
     );
     for l in registry::learners() {
@@ -128,7 +129,7 @@ fn parameters_a_learner_does_not_take_are_refused_by_name() {
 }
 
 /// The learners that honour example weights (the others refuse them by name).
-const HONOURS_WEIGHTS: &[&str] = &["guru", "ken-guru", "m-guru"];
+const HONOURS_WEIGHTS: &[&str] = &["guru", "ken-guru", "m-guru", "average"];
 
 /// Of those, the ones whose default solver is exact, so that weight 2 on a row gives the
 /// objective of the row twice (the SGD learners sample differently from duplicated data).
