@@ -23,6 +23,7 @@
 //!    the upper bound `‖Aᵀt‖` falls below `breakdown_tolerance` times the largest possible value
 //!    (the sum of the `k` largest `‖a_i‖`), or reports the iteration limit with both bounds.
 
+use bulwark_core::budget::dot4 as dot;
 use faer::Mat;
 use faer::linalg::solvers::Solve;
 
@@ -72,24 +73,6 @@ pub(crate) fn sum_smallest(v: &mut [f64], k: usize) -> f64 {
         v.select_nth_unstable_by(k - 1, f64::total_cmp);
     }
     v[..k].iter().sum()
-}
-
-#[inline]
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let (mut s0, mut s1, mut s2, mut s3) = (0.0, 0.0, 0.0, 0.0);
-    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        s0 += x[0] * y[0];
-        s1 += x[1] * y[1];
-        s2 += x[2] * y[2];
-        s3 += x[3] * y[3];
-    }
-    let mut s = (s0 + s1) + (s2 + s3);
-    for (x, y) in ra.iter().zip(rb) {
-        s += x * y;
-    }
-    s
 }
 
 /// `out = A w` (`A` row-major `m × p`).
@@ -183,9 +166,13 @@ struct Work {
 
 /// Solves the problem for `A` (row-major `m × p`, rows `y_i x_i`) and trim size `k ≤ m`.
 pub(crate) fn solve(a: &[f64], m: usize, p: usize, k: usize, s: Settings) -> MinNorm {
-    // the largest value any unit β can reach: the sum of the k largest ‖a_i‖
-    let mut norms: Vec<f64> = a.chunks_exact(p).map(|r| -dot(r, r).sqrt()).collect();
-    let scale = -sum_smallest(&mut norms, k);
+    // ‖a_i‖, for the largest value any unit β can reach (the sum of the k largest) and the
+    // radii of the active-set step
+    let row_norms: Vec<f64> = a.chunks_exact(p).map(|r| dot(r, r).sqrt()).collect();
+    let a_max = row_norms.iter().copied().fold(0.0f64, f64::max);
+    let mut negated: Vec<f64> = row_norms.iter().map(|v| -v).collect();
+    let scale = -sum_smallest(&mut negated, k);
+    drop(negated);
     let breakdown_at = s.breakdown_tolerance * scale;
     if k >= m {
         // no trimming: t = 1 is the only feasible point (Feng et al.: nothing is trimmed)
@@ -255,7 +242,13 @@ pub(crate) fn solve(a: &[f64], m: usize, p: usize, k: usize, s: Settings) -> Min
             }
             // the current point's own gap bounds its distance to w*
             let gap = nw - best_lower.max(0.0);
-            if let Some((t_as, w_as)) = active_set_step(a, p, k, &wk.g, &wk.sorted, nw, gap) {
+            let rows = Rows {
+                a,
+                p,
+                norms: &row_norms,
+                max_norm: a_max,
+            };
+            if let Some((t_as, w_as)) = active_set_step(&rows, k, &wk.g, &wk.sorted, nw, gap) {
                 let n_as = dot(&w_as, &w_as).sqrt();
                 mul(a, p, &w_as, &mut wk.g);
                 wk.sorted.copy_from_slice(&wk.g);
@@ -378,32 +371,35 @@ fn finish(
     }
 }
 
+/// The rows `a_i` of `A` (row-major, `p` columns) with their norms, computed once per solve.
+struct Rows<'a> {
+    a: &'a [f64],
+    p: usize,
+    norms: &'a [f64],
+    max_norm: f64,
+}
+
 /// The active-set step at the point whose products `g = A w` are given (`sorted` holds `g`
 /// with its `k`-th smallest at `k − 1`): rows clearly below the `k`-th smallest product are
 /// in (`t = 1`), rows tied with it (within what the current gap allows) solve the optimality
 /// system exactly. Returns `(t, Aᵀt)` when the system is regular and its solution feasible.
 fn active_set_step(
-    a: &[f64],
-    p: usize,
+    rows: &Rows<'_>,
     k: usize,
     g: &[f64],
     sorted: &[f64],
     nw: f64,
     gap: f64,
 ) -> Option<(Vec<f64>, Vec<f64>)> {
+    let (a, p, a_max) = (rows.a, rows.p, rows.max_norm);
     let mu = sorted[k - 1];
     // ‖w − w*‖² ≤ 2‖w‖·gap (min-norm optimality), so |⟨a_i, w − w*⟩| ≤ ‖a_i‖·√(2‖w‖ gap), and
     // the k-th smallest product moves by at most max_j ‖a_j‖·√(2‖w‖ gap)
     let radius = (2.0 * nw * gap.max(0.0)).sqrt() + 1e-13 * nw;
-    let a_max = a
-        .chunks_exact(p)
-        .map(|r| dot(r, r))
-        .fold(0.0f64, f64::max)
-        .sqrt();
     let mut inside = Vec::new();
     let mut tied = Vec::new();
-    for (i, (&gi, row)) in g.iter().zip(a.chunks_exact(p)).enumerate() {
-        let r = radius * (dot(row, row).sqrt() + a_max);
+    for (i, (&gi, norm)) in g.iter().zip(rows.norms).enumerate() {
+        let r = radius * (norm + a_max);
         if gi < mu - r {
             inside.push(i);
         } else if gi <= mu + r {

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use bulwark_core::{
     Dataset, DatasetView, Error, Fit, FitReport, FitView, Fitted, LinearModel, ParamGuard, Result,
-    RowFilter, Sign,
+    Sign,
 };
 use serde::{Deserialize, Serialize};
 
@@ -140,7 +140,7 @@ impl FitView for RolrParams {
                 "none: RoLR counts samples (use unweighted data)",
             ));
         }
-        let filtered = self.filter().filter(data)?;
+        let (filtered, threshold) = self.filter().filter_with_threshold(data)?;
         let kept = &filtered.kept;
         let (m, p) = (kept.len(), kept.n_features());
         let n_inliers = total - self.outliers;
@@ -191,7 +191,6 @@ impl FitView for RolrParams {
         d.insert("lower_bound".into(), sol.lower);
         d.insert("relative_gap".into(), gap);
         d.insert("active_set_steps".into(), sol.active_set_steps as f64);
-        let threshold = self.filter().threshold_on(data)?;
         d.insert("threshold".into(), threshold.unwrap_or(f64::INFINITY));
         report.seconds = start.elapsed().as_secs_f64();
         Ok(Fitted { model, report })

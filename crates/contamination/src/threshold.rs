@@ -162,16 +162,18 @@ impl NormFilter {
     }
 }
 
-impl RowFilter for NormFilter {
-    fn name(&self) -> &str {
-        "norm-filter"
-    }
-    fn filter<'a>(&self, train: &DatasetView<'a>) -> Result<FilteredRows<'a>> {
+impl NormFilter {
+    /// [`RowFilter::filter`] with the threshold it used (`None`: nothing filtered).
+    pub fn filter_with_threshold<'a>(
+        &self,
+        train: &DatasetView<'a>,
+    ) -> Result<(FilteredRows<'a>, Option<f64>)> {
         let Some(t) = self.threshold_on(train)? else {
-            return Ok(FilteredRows {
+            let all = FilteredRows {
                 kept: train.clone(),
                 removed: Vec::new(),
-            });
+            };
+            return Ok((all, None));
         };
         let norms = row_norms(train);
         let (mut kept, mut removed) = (Vec::new(), Vec::new());
@@ -193,10 +195,20 @@ impl RowFilter for NormFilter {
                 ),
             ));
         }
-        Ok(FilteredRows {
+        let rows = FilteredRows {
             kept: train.select(&kept)?,
             removed,
-        })
+        };
+        Ok((rows, Some(t)))
+    }
+}
+
+impl RowFilter for NormFilter {
+    fn name(&self) -> &str {
+        "norm-filter"
+    }
+    fn filter<'a>(&self, train: &DatasetView<'a>) -> Result<FilteredRows<'a>> {
+        Ok(self.filter_with_threshold(train)?.0)
     }
 }
 
