@@ -183,6 +183,17 @@ pub(crate) fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
+/// `cargo run --quiet --release -p PACKAGE --example EXAMPLE --` from the project root with one
+/// rayon thread: a single-threaded benchmark runner, its own arguments still to add.
+pub(crate) fn one_thread_runner(root: &Path, package: &str, example: &str) -> Command {
+    let mut cmd = Command::new(cargo());
+    cmd.args(["run", "--quiet", "--release", "-p", package])
+        .args(["--example", example, "--"])
+        .env("RAYON_NUM_THREADS", "1")
+        .current_dir(root);
+    cmd
+}
+
 fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }

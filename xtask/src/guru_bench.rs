@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::bench::{cargo, num, provenance, python_with, text};
+use crate::bench::{num, one_thread_runner, provenance, python_with, text};
 use crate::project_root;
 
 /// The scikit-learn installed when the machine has none (pinned so runs compare).
@@ -57,15 +57,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for (label, source) in &sources {
         let task = bench.join(format!("guru-task-{label}.bin"));
         println!("running GURU (batch and SGD) on {label} …");
-        let status = Command::new(cargo())
-            .args(["run", "--quiet", "--release", "-p", "bulwark-gaussian"])
-            .args(["--example", "guru_bench", "--"])
+        let status = one_thread_runner(&root, "bulwark-gaussian", "guru_bench")
             .arg(source)
             .args(["0", "1"])
             .arg(&results)
             .arg(&task)
-            .env("RAYON_NUM_THREADS", "1")
-            .current_dir(&root)
             .status()
             .map_err(|e| format!("cannot run the bench runner: {e}"))?;
         if !status.success() {

@@ -3,11 +3,9 @@
 //! (MNIST 0 vs rest with flipped labels), one thread each, in the same process and run. Writes
 //! `docs/perf-rolr.md`. The runner is `bulwark-contamination`'s `rolr_bench` example.
 
-use std::fmt::Write as _;
-use std::process::Command;
-
-use crate::bench::{cargo, num, provenance, text};
+use crate::bench::{num, one_thread_runner, provenance, text};
 use crate::project_root;
+use std::fmt::Write as _;
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let render_only = args.get(1).map(String::as_str) == Some("--render-only");
@@ -31,12 +29,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let _ = std::fs::remove_file(&results);
     let runner = |extra: &[&str]| {
-        Command::new(cargo())
-            .args(["run", "--quiet", "--release", "-p", "bulwark-contamination"])
-            .args(["--example", "rolr_bench", "--"])
+        one_thread_runner(&root, "bulwark-contamination", "rolr_bench")
             .args(extra)
-            .env("RAYON_NUM_THREADS", "1")
-            .current_dir(&root)
             .output()
             .map_err(|e| format!("cannot run the bench runner: {e}"))
     };

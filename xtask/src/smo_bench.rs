@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 use std::process::Command;
 
-use crate::bench::{cargo, num, provenance, text};
+use crate::bench::{num, one_thread_runner, provenance, text};
 use crate::guru_bench::sklearn_python;
 use crate::project_root;
 
@@ -51,12 +51,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let python = sklearn_python(&root);
     let mut peer: Result<(), String> = python.as_ref().map(|_| ()).map_err(Clone::clone);
     let runner = |extra: &[&str]| {
-        Command::new(cargo())
-            .args(["run", "--quiet", "--release", "-p", "bulwark-online"])
-            .args(["--example", "smo_bench", "--"])
+        one_thread_runner(&root, "bulwark-online", "smo_bench")
             .args(extra)
-            .env("RAYON_NUM_THREADS", "1")
-            .current_dir(&root)
             .output()
             .map_err(|e| format!("cannot run the bench runner: {e}"))
     };
@@ -121,14 +117,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     for case in &cases {
         println!("timing KEN-GURU steps on {case} …");
-        let status = Command::new(cargo())
-            .args(["run", "--quiet", "--release", "-p", "bulwark-gaussian"])
-            .args(["--example", "ken_guru_bench", "--"])
+        let status = one_thread_runner(&root, "bulwark-gaussian", "ken_guru_bench")
             .arg(case)
             .arg(repeats(case).to_string())
             .arg(&results)
-            .env("RAYON_NUM_THREADS", "1")
-            .current_dir(&root)
             .status()
             .map_err(|e| format!("cannot run the KEN-GURU runner: {e}"))?;
         if !status.success() {
