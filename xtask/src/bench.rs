@@ -465,6 +465,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if args.first().map(String::as_str) == Some("smo") {
         return crate::smo_bench::run(args);
     }
+    if args.first().map(String::as_str) == Some("amu") {
+        return crate::amu_bench::run(args);
+    }
     if args.first().map(String::as_str) == Some("rolr") {
         return crate::rolr_bench::run(args);
     }

@@ -11,6 +11,8 @@
 //!   `docs/perf-guru.md`;
 //! - `bench smo`: the kernel SVM (SMO) against LIBSVM (scikit-learn's `SVC`) on real and
 //!   synthetic cases, written to `docs/perf-smo.md` and the LIBSVM reference fixture;
+//! - `bench amu`: A_mu at m = 100 000, n = 784 and on Fashion-MNIST against the direct
+//!   algorithm, written to `docs/perf-amu.md`;
 //! - `bench rolr`: RoLR's solver against clarabel on the same SOCP (synthetic m = 100 000,
 //!   p = 100, and MNIST), written to `docs/perf-rolr.md`;
 //! - `reproduce [--quick|--full] [--only NAME] [--stop-after MINUTES]`: every table and figure of the DSX papers
@@ -22,6 +24,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod amu_bench;
 mod bench;
 mod guru_bench;
 mod reproduce;
@@ -33,7 +36,7 @@ mod tidy;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask <ci|tidy|bench lp|reproduce>\n  ci    fmt --check, clippy -D warnings, cargo test --workspace\n  tidy  check repository rules (descriptions, READMEs, no printing in libraries)\n  bench lp [--no-highs] [--no-mnist] [--clarabel]  LP (4) benchmark on real (spambase) and synthetic data against HiGHS and Clarabel at equal thread counts, written to docs/perf.md\n  bench sweep [--no-fashion]  the structured IPM over real image pairs, iterations and failures, written to docs/perf-sweep.md\n  bench guru  GURU's batch solver and SGD against LIBLINEAR (scikit-learn) on MNIST 0 vs rest and a synthetic MNIST-like case, written to docs/perf-guru.md\n  bench smo [--render-only]  the kernel SVM (SMO) against LIBSVM (scikit-learn SVC) on Ionosphere, USPS 3v5, MNIST 0 vs rest and a synthetic case, and KEN-GURU's step cost, written to docs/perf-smo.md (--render-only: the page again from the last run's results)\n  bench rolr [--render-only]  RoLR's solver against clarabel on the same SOCP (m = 100 000, p = 100 synthetic; MNIST 0 vs rest), written to docs/perf-rolr.md (--render-only: the page from the cases the last run finished)\n  reproduce [--quick|--full] [--only NAME] [--stop-after MINUTES]  the papers' tables and figures, written to docs/results/";
+const USAGE: &str = "usage: cargo xtask <ci|tidy|bench lp|reproduce>\n  ci    fmt --check, clippy -D warnings, cargo test --workspace\n  tidy  check repository rules (descriptions, READMEs, no printing in libraries)\n  bench lp [--no-highs] [--no-mnist] [--clarabel]  LP (4) benchmark on real (spambase) and synthetic data against HiGHS and Clarabel at equal thread counts, written to docs/perf.md\n  bench sweep [--no-fashion]  the structured IPM over real image pairs, iterations and failures, written to docs/perf-sweep.md\n  bench guru  GURU's batch solver and SGD against LIBLINEAR (scikit-learn) on MNIST 0 vs rest and a synthetic MNIST-like case, written to docs/perf-guru.md\n  bench smo [--render-only]  the kernel SVM (SMO) against LIBSVM (scikit-learn SVC) on Ionosphere, USPS 3v5, MNIST 0 vs rest and a synthetic case, and KEN-GURU's step cost, written to docs/perf-smo.md (--render-only: the page again from the last run's results)\n  bench rolr [--render-only]  RoLR's solver against clarabel on the same SOCP (m = 100 000, p = 100 synthetic; MNIST 0 vs rest), written to docs/perf-rolr.md (--render-only: the page from the cases the last run finished)\n  bench amu [--no-fashion] [--render-only]  A_mu (KLS 2009) at m = 100 000, n = 784 on the unit ball and on Fashion-MNIST, 10 % coordinated pull, two threads, against the direct algorithm, written to docs/perf-amu.md\n  reproduce [--quick|--full] [--only NAME] [--stop-after MINUTES]  the papers' tables and figures, written to docs/results/";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

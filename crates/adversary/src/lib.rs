@@ -25,4 +25,7 @@ pub use eval::{
 };
 pub use exact_deletion::{DEFAULT_NODE_LIMIT, Deletion, ExactDeletion, ExactMethod, Item};
 pub use noise::{CloudDirection, GaussianCloud, UniformNoise};
-pub use sample::{Distribution, halfspace_data, random_unit_vector, standard_normal};
+pub use sample::{
+    Distribution, halfspace_data, monte_carlo_error, random_unit_vector, rotation_invariant_error,
+    standard_normal,
+};

@@ -134,6 +134,104 @@ pub fn random_unit_vector(n: usize, rng: &mut Rng) -> Result<Vec<f64>> {
     }
 }
 
+/// `Pr[sign(v·x) ≠ sign(u·x)]` under any rotation-invariant distribution (the unit ball, the
+/// Gaussian, the isotropic ball): the angle between `u` and `v` over π (KLS eq. (4)). A zero
+/// `v` (no decision) errs everywhere: 1.
+pub fn rotation_invariant_error(u: &[f64], v: &[f64]) -> Result<f64> {
+    if u.len() != v.len() {
+        return Err(Error::shape("hypothesis vs target", u.len(), v.len()));
+    }
+    let (uu, vv) = (dot(u, u), dot(v, v));
+    if !(uu > 0.0 && uu.is_finite()) {
+        return Err(Error::param(
+            "target",
+            "0 or not finite",
+            "a non-zero finite vector",
+        ));
+    }
+    if !vv.is_finite() {
+        return Err(Error::param("hypothesis", "not finite", "a finite vector"));
+    }
+    if vv == 0.0 {
+        return Ok(1.0);
+    }
+    // KLS eq. (4): (1/π) arctan(‖v − (v·û)û‖ / (û·v)), as atan2 over the full range
+    let along = dot(u, v) / uu.sqrt();
+    let across = (vv - along * along).max(0.0).sqrt();
+    Ok(across.atan2(along) / PI)
+}
+
+/// `Pr[h(x) ≠ sign(u·x)]` estimated on `m` fresh draws from `dist` (Monte Carlo, seeded):
+/// for distributions that are not rotation invariant. `h` returns a score (`≤ 0`: negative).
+pub fn monte_carlo_error(
+    dist: Distribution,
+    u: &[f64],
+    h: impl Fn(&[f64]) -> f64,
+    m: usize,
+    rng: &mut Rng,
+) -> Result<f64> {
+    if m == 0 {
+        return Err(Error::param("draws", 0, "at least 1"));
+    }
+    let mut x = vec![0.0; u.len()];
+    let mut wrong = 0usize;
+    for _ in 0..m {
+        dist.sample_into(rng, &mut x);
+        if Sign::of_score(h(&x)) != Sign::of_score(dot(&x, u)) {
+            wrong += 1;
+        }
+    }
+    Ok(wrong as f64 / m as f64)
+}
+
 pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bulwark_core::rng_from_seed as seeded;
+
+    #[test]
+    fn the_exact_error_matches_monte_carlo_on_rotation_invariant_laws() {
+        let mut rng = seeded(11);
+        for n in [2, 5, 30] {
+            let u = random_unit_vector(n, &mut rng).unwrap();
+            for t in [0.05f64, 0.4, 1.3, 2.9] {
+                // v at angle t from u
+                let z = random_unit_vector(n, &mut rng).unwrap();
+                let c = dot(&z, &u);
+                let mut p: Vec<f64> = z.iter().zip(&u).map(|(a, b)| a - c * b).collect();
+                let np = dot(&p, &p).sqrt();
+                p.iter_mut().for_each(|a| *a /= np);
+                let v: Vec<f64> = u
+                    .iter()
+                    .zip(&p)
+                    .map(|(a, b)| 2.5 * (t.cos() * a + t.sin() * b))
+                    .collect();
+                let exact = rotation_invariant_error(&u, &v).unwrap();
+                assert!((exact - t / PI).abs() < 1e-12);
+                for dist in [Distribution::UnitBall, Distribution::Gaussian] {
+                    let mc = monte_carlo_error(dist, &u, |x| dot(x, &v), 40_000, &mut rng).unwrap();
+                    // 4 standard errors of a proportion near 1/2 at 40000 draws: 0.01
+                    assert!(
+                        (mc - exact).abs() < 0.01,
+                        "{dist:?} n={n} t={t}: {mc} vs {exact}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            rotation_invariant_error(&[1.0, 0.0], &[0.0, 0.0]).unwrap(),
+            1.0
+        );
+        assert!(rotation_invariant_error(&[0.0, 0.0], &[1.0, 0.0]).is_err());
+        // the cube is not rotation invariant: a diagonal target is where it differs
+        let u = [1.0, 1.0];
+        let v = [1.0, 0.0];
+        let mc =
+            monte_carlo_error(Distribution::Cube, &u, |x| dot(x, &v), 40_000, &mut rng).unwrap();
+        assert!((mc - 0.25).abs() < 0.01, "{mc}");
+    }
 }

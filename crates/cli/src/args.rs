@@ -80,6 +80,51 @@ pub enum DataCommand {
         after_help = "Examples:\n  bulwark data info wdbc --json\n  bulwark data info mnist10k --data-dir /other/data\n  bulwark data info my.libsvm"
     )]
     Info(DataInfoArgs),
+    /// Draw a labelled sample of a halfspace (Klivans-Long-Servedio's distributions) and
+    /// contaminate it with malicious or label noise (CSV).
+    #[command(
+        after_help = "Examples:\n  bulwark data sample --dist ball --dim 50 --examples 10000 --eta 0.1 --noise coordinated-pull --seed 1 --out train.csv\n  bulwark data sample --dist centered-exponential --dim 10 --examples 4000 --eta 0.05 --noise label-halfspace --out t.csv.gz --json"
+    )]
+    Sample(DataSampleArgs),
+}
+
+/// `bulwark data sample`
+#[derive(Debug, Args)]
+pub struct DataSampleArgs {
+    /// The distribution of the points: ball (uniform on the unit ball), gaussian, cube,
+    /// laplace, isotropic-ball or centered-exponential (the isotropic log-concave laws).
+    #[arg(long, default_value = "ball")]
+    pub dist: String,
+    /// The dimension n (at least 2).
+    #[arg(long)]
+    pub dim: usize,
+    /// The number of examples m (at least 1).
+    #[arg(long)]
+    pub examples: usize,
+    /// The noise rate eta, in [0, 1).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub eta: f64,
+    /// The contamination: coordinated-pull, evasive-pull, flipped-labels, random-points
+    /// (malicious noise: each example replaced with probability eta), or label-random,
+    /// label-far, label-near, label-halfspace (label noise on fixed points).
+    #[arg(long, default_value = "coordinated-pull")]
+    pub noise: String,
+    /// evasive-pull: the removal threshold on (z.x)^2 the dirty points stay just below
+    /// (default: A_mu's 10 ln m / n).
+    #[arg(long, allow_negative_numbers = true)]
+    pub evasive_threshold: Option<f64>,
+    /// evasive-pull: the number of orthogonal directions the dirty points are spread over.
+    #[arg(long, default_value_t = 1)]
+    pub directions: usize,
+    /// Seed of the target direction, the sample and the noise.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The CSV file to write (`label` column first; `.gz` compresses).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Print a JSON object (the target u, counts) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `bulwark model …`

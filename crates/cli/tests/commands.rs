@@ -370,6 +370,7 @@ fn every_command_has_an_example_in_its_help() {
         &["plot"],
         &["demo"],
         &["data", "info"],
+        &["data", "sample"],
         &["lp", "solve"],
         &["model", "info"],
         &["model", "convert"],
@@ -617,4 +618,95 @@ fn predict_on(model: &str, data: &str) -> Vec<u8> {
     let o = bulwark(&["predict", "--model", model, "--data", data]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     o.stdout
+}
+
+#[test]
+fn a_contaminated_sample_trains_a_mu_and_smoothboost() {
+    let data = tmp("kls.csv");
+    let d = data.to_str().unwrap();
+    let sample = |out: &str| {
+        ok_json(&[
+            "data",
+            "sample",
+            "--dist",
+            "ball",
+            "--dim",
+            "50",
+            "--examples",
+            "3000",
+            "--eta",
+            "0.1",
+            "--noise",
+            "coordinated-pull",
+            "--seed",
+            "4",
+            "--out",
+            out,
+            "--json",
+        ])
+    };
+    let s = sample(d);
+    let corrupted = s["corrupted"].as_u64().unwrap();
+    assert!((200..400).contains(&corrupted), "{s}");
+    assert_eq!(s["target"].as_array().unwrap().len(), 50);
+    // the same seed writes the same file
+    let again = tmp("kls-again.csv");
+    sample(again.to_str().unwrap());
+    assert_eq!(
+        std::fs::read(&data).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+
+    let model = tmp("amu.json");
+    let m = model.to_str().unwrap();
+    let t = ok_json(&[
+        "train",
+        "--algo",
+        "kls-amu",
+        "--amu-constant",
+        "0.5",
+        "--data",
+        d,
+        "--out",
+        m,
+        "--json",
+    ]);
+    assert_eq!(t["solver"], "lanczos");
+    // the coordinated pull is removed (with some clean points along it), in two passes
+    let removed = t["removed"].as_f64().unwrap() as u64;
+    assert!(removed >= corrupted && removed < 2 * corrupted, "{t}");
+    assert_eq!(t["rounds"].as_f64(), Some(2.0));
+    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&model).unwrap()).unwrap();
+    assert_eq!(file["algorithm"], "kls-amu");
+    assert_eq!(file["bias"].as_f64(), Some(0.0));
+    let w = file["weights"].as_array().unwrap();
+    assert_eq!(w.len(), 50);
+    // v is the average of y x, not normalised: far shorter than a unit vector on the ball
+    let norm: f64 = w
+        .iter()
+        .map(|v| v.as_f64().unwrap().powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!(norm > 0.05 && norm < 0.5, "{norm}");
+
+    let boost = tmp("boost.json");
+    let b = boost.to_str().unwrap();
+    let t = ok_json(&[
+        "train",
+        "--algo",
+        "kls-boost",
+        "--weak",
+        "average",
+        "--data",
+        d,
+        "--out",
+        b,
+        "--json",
+    ]);
+    assert_eq!(t["solver"], "smoothboost");
+    assert!(t["rounds"].as_f64().unwrap() >= 2.0, "{t}");
+    assert_eq!(t["model_kind"], "ensemble");
+    assert!(t["round_bound"].as_f64().unwrap() > t["rounds"].as_f64().unwrap());
+    let p = bulwark(&["predict", "--model", b, "--data", d]);
+    assert!(p.status.success());
 }

@@ -1,11 +1,14 @@
-//! The registrations of RoLR (`rolr`) and averaging (`average`) ([`bulwark_core::Learner`]).
+//! The registrations of RoLR (`rolr`), averaging (`average`), A_mu (`kls-amu`) and SmoothBoost
+//! (`kls-boost`) ([`bulwark_core::Learner`]).
 
 use bulwark_core::{
     AnyModel, Dataset, Error, Fit, Fitted, HyperParams, Learner, ParamKind, ParamSpec, ProgressFn,
     Result,
 };
 
+use crate::amu::AmuParams;
 use crate::average::AveragingParams;
+use crate::boost::{OutputScale, SmoothBoostParams, WeakLearner};
 use crate::rolr::RolrParams;
 use crate::threshold::NormThreshold;
 
@@ -133,6 +136,150 @@ impl Learner for AverageLearner {
         let f = AveragingParams::new().fit(data)?;
         Ok(Fitted {
             model: AnyModel::Linear(f.model),
+            report: f.report,
+        })
+    }
+}
+
+/// A_mu (Klivans, Long & Servedio 2009, Theorem 1) as a registered learner.
+#[derive(Debug, Clone, Copy)]
+pub struct KlsAmuLearner;
+
+impl Learner for KlsAmuLearner {
+    fn name(&self) -> &'static str {
+        "kls-amu"
+    }
+    fn title(&self) -> &'static str {
+        "A_mu"
+    }
+    fn about(&self) -> &'static str {
+        "Klivans-Long-Servedio 2009, Thm 1: drop ||x|| > 1, remove points along the top eigenvector of sum x x^T while lambda >= c m ln m / n ((w.x)^2 >= c ln m / n), then average; no bias"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[
+            ParamSpec {
+                name: "amu_constant",
+                kind: ParamKind::Float,
+                default: Some("10"),
+                help: "c in both thresholds c m ln m / n and c ln m / n (the paper's 10 removes nothing unless n > 10 ln m)",
+            },
+            ParamSpec {
+                name: "no_ball_filter",
+                kind: ParamKind::Switch { value: true },
+                default: Some("false"),
+                help: "keep points with ||x|| > 1 (the proof assumes they are dropped)",
+            },
+        ];
+        P
+    }
+    fn fit(
+        &self,
+        data: &Dataset,
+        p: &HyperParams,
+        _: Option<ProgressFn<'_>>,
+    ) -> Result<Fitted<AnyModel>> {
+        let f = AmuParams::new()
+            .constant(p.float("amu_constant")?)
+            .unit_ball(!p.flag("no_ball_filter")?)
+            .fit(data)?;
+        Ok(Fitted {
+            model: AnyModel::Linear(f.model),
+            report: f.report,
+        })
+    }
+}
+
+/// SmoothBoost over averaging (Klivans, Long & Servedio 2009, Theorems 2 and 3) as a
+/// registered learner.
+#[derive(Debug, Clone, Copy)]
+pub struct KlsBoostLearner;
+
+impl Learner for KlsBoostLearner {
+    fn name(&self) -> &'static str {
+        "kls-boost"
+    }
+    fn title(&self) -> &'static str {
+        "A_mlc (SmoothBoost)"
+    }
+    fn about(&self) -> &'static str {
+        "Klivans-Long-Servedio 2009, Thms 2-3: SmoothBoost (Servedio 2003) over outlier removal + averaging (A_mlc) or plain averaging (label noise); an ensemble model"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[
+            ParamSpec {
+                name: "weak",
+                kind: ParamKind::Text,
+                default: Some("filtered"),
+                help: "weak learner: filtered (A_mlcw: norm filter, variance test, averaging; Thm 2) or average (Thm 3)",
+            },
+            ParamSpec {
+                name: "kappa",
+                kind: ParamKind::Float,
+                default: Some("0.1"),
+                help: "kappa = epsilon in (0, 1): stop when the weight mass falls below it; distributions are 1/kappa-smooth",
+            },
+            ParamSpec {
+                name: "gamma",
+                kind: ParamKind::Float,
+                default: Some("0.1"),
+                help: "advantage required of each weak hypothesis, in (0, 1/2); rounds < 2/(kappa gamma^2 sqrt(1-gamma))",
+            },
+            ParamSpec {
+                name: "c0",
+                kind: ParamKind::Float,
+                default: Some("1"),
+                help: "the weak learner's variance constant: remove along w while sum D (w.x)^2 > c0 ln(n/kappa) (the paper leaves it unspecified)",
+            },
+            ParamSpec {
+                name: "output_scale",
+                kind: ParamKind::Text,
+                default: Some("0.9"),
+                help: "Z in h = clip(v.x / Z): a quantile in (0, 1] of |v.x| over the sample, or paper (3 n ln m: impractically many rounds)",
+            },
+            ParamSpec {
+                name: "max_rounds",
+                kind: ParamKind::Count,
+                default: None,
+                help: "at most this many rounds (default: Servedio's bound)",
+            },
+        ];
+        P
+    }
+    fn fit(
+        &self,
+        data: &Dataset,
+        p: &HyperParams,
+        _: Option<ProgressFn<'_>>,
+    ) -> Result<Fitted<AnyModel>> {
+        let weak = match p.text("weak")? {
+            "filtered" => WeakLearner::OutlierRemoval { c0: p.float("c0")? },
+            "average" => WeakLearner::Average,
+            other => return Err(Error::param("weak", other, "one of filtered, average")),
+        };
+        let scale = match p.text("output_scale")? {
+            "paper" => OutputScale::Paper,
+            other => match other.parse::<f64>() {
+                Ok(q) => OutputScale::Quantile(q),
+                Err(_) => {
+                    return Err(Error::param(
+                        "output_scale",
+                        other,
+                        "paper, or a quantile in (0, 1]",
+                    ));
+                }
+            },
+        };
+        let mut params = SmoothBoostParams::new()
+            .weak(weak)
+            .kappa(p.float("kappa")?)
+            .gamma(p.float("gamma")?)
+            .scale(scale);
+        if let Some(r) = p.count_opt("max_rounds")? {
+            params = params.max_rounds(r as usize);
+        }
+        let f = params.fit(data)?;
+        Ok(Fitted {
+            model: AnyModel::Ensemble(f.model),
             report: f.report,
         })
     }

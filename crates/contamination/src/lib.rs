@@ -8,8 +8,12 @@
 //!   behind (the paper's LR+P is this filter before logistic regression);
 //! - [`AveragingParams`]: averaging (Klivans, Long & Servedio 2009), `v` = the weighted average
 //!   of `y x`, the weak learner of their outlier-removal and boosting algorithms;
-//! - [`RolrLearner`], [`AverageLearner`]: the registrations of `rolr` and `average` for the CLI
-//!   and the harness.
+//! - [`AmuParams`]: A_mu (KLS Theorem 1): outlier removal by variance tests along the top
+//!   eigenvector of `Σ x xᵀ` (Lanczos, rank-one downdates), then averaging;
+//! - [`SmoothBoostParams`]: SmoothBoost (Servedio 2003) over outlier removal and averaging
+//!   (A_mlc, KLS Theorem 2) or plain averaging (Theorem 3), an [`bulwark_core::Ensemble`];
+//! - [`RolrLearner`], [`AverageLearner`], [`KlsAmuLearner`], [`KlsBoostLearner`]: the
+//!   registrations of `rolr`, `average`, `kls-amu` and `kls-boost` for the CLI and the harness.
 //!
 //! ```
 //! use bulwark_core::{Dataset, DenseMatrix, Fit, Sign};
@@ -29,14 +33,19 @@
 //! # Ok::<(), bulwark_core::Error>(())
 //! ```
 
+pub mod amu;
 pub mod average;
+pub mod boost;
 mod learner;
 pub(crate) mod minnorm;
 pub mod rolr;
+mod spectral;
 pub mod threshold;
 
+pub use amu::{AmuFit, AmuParams, AmuPass};
 pub use average::{AveragingParams, average};
-pub use learner::{AverageLearner, RolrLearner};
+pub use boost::{BoostFit, BoostRound, BoostStop, OutputScale, SmoothBoostParams, WeakLearner};
+pub use learner::{AverageLearner, KlsAmuLearner, KlsBoostLearner, RolrLearner};
 pub use rolr::{RolrParams, trimmed_correlation};
 pub use threshold::{NormFilter, NormThreshold};
 

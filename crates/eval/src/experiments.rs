@@ -13,6 +13,7 @@
 //! | `guru_kernel` | Ginodi 2010 ch. 4 §3: Table 4.1 ([`crate::guru_kernel`]) |
 //! | `guru_multiclass` | Ginodi 2010 ch. 5 §4: Table 5.2 ([`crate::guru_multiclass`]) |
 //! | `rolr` | Feng et al. 2014 §6, Fig. 2, and a norm-matched adversary ([`crate::rolr`]) |
+//! | `kls` | Klivans, Long & Servedio 2009: error against the malicious-noise rate ([`crate::kls`]) |
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -27,7 +28,7 @@ use crate::learner::{Learner, SolverTally};
 use crate::stats::MeanSe;
 
 /// Every experiment, in the order `reproduce` runs them.
-pub const ALL: [&str; 11] = [
+pub const ALL: [&str; 12] = [
     "synth1",
     "synth2",
     "breast",
@@ -39,6 +40,7 @@ pub const ALL: [&str; 11] = [
     "guru_kernel",
     "guru_multiclass",
     "rolr",
+    "kls",
 ];
 
 /// How an experiment ended.
@@ -124,6 +126,7 @@ pub fn run(name: &str, cfg: &RunConfig, obs: &dyn Observer) -> Outcome {
         "guru_kernel" => crate::guru_kernel::run(cfg, obs),
         "guru_multiclass" => crate::guru_multiclass::run(cfg, obs),
         "rolr" => crate::rolr::run(cfg, obs),
+        "kls" => crate::kls::run(cfg, obs),
         other => Err(Outcome::Failed(Error::param(
             "--only",
             other,

@@ -8,6 +8,7 @@ pub mod guru;
 pub mod guru_kernel;
 pub mod guru_multiclass;
 pub mod io;
+pub mod kls;
 pub mod learner;
 pub mod plot;
 pub mod report;

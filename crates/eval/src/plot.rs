@@ -61,7 +61,7 @@ impl Curve {
         self
     }
 
-    fn validate(&self, plot: &str, log_x: bool) -> Result<(), Error> {
+    fn validate(&self, plot: &str, log_x: bool, log_y: bool) -> Result<(), Error> {
         let ctx = format!("plot `{plot}`, curve `{}`", self.label);
         if self.x.is_empty() {
             return Err(Error::input(
@@ -118,6 +118,13 @@ impl Curve {
                 "x > 0 on a logarithmic x-axis",
             ));
         }
+        if log_y && let Some((i, v)) = self.y.iter().enumerate().find(|(_, v)| **v <= 0.0) {
+            return Err(Error::param(
+                format!("{ctx}: y[{i}]"),
+                v,
+                "y > 0 on a logarithmic y-axis",
+            ));
+        }
         Ok(())
     }
 }
@@ -132,6 +139,7 @@ pub struct LinePlot {
     curves: Vec<Curve>,
     y_range: Option<(f64, f64)>,
     log_x: bool,
+    log_y: bool,
 }
 
 impl LinePlot {
@@ -148,6 +156,7 @@ impl LinePlot {
             curves: Vec::new(),
             y_range: None,
             log_x: false,
+            log_y: false,
         }
     }
     /// Adds a curve.
@@ -158,6 +167,12 @@ impl LinePlot {
     /// Logarithmic x-axis (every x must then be `> 0`).
     pub fn log_x(mut self, yes: bool) -> Self {
         self.log_x = yes;
+        self
+    }
+    /// Logarithmic y-axis (every y must then be `> 0`; error bars are drawn on it clipped to
+    /// positive values; a fixed y-range is given in the data's units).
+    pub fn log_y(mut self, yes: bool) -> Self {
+        self.log_y = yes;
         self
     }
     /// Fixes the y-range (otherwise it is fitted to the data, error bars included).
@@ -178,7 +193,7 @@ impl LinePlot {
             ));
         }
         for c in &self.curves {
-            c.validate(&self.title, self.log_x)?;
+            c.validate(&self.title, self.log_x, self.log_y)?;
         }
         if let Some((lo, hi)) = self.y_range
             && !(lo.is_finite() && hi.is_finite() && lo < hi)
@@ -196,6 +211,10 @@ impl LinePlot {
     pub fn render_svg(&self) -> Result<String, Error> {
         self.validate()?;
         let tx = |x: f64| if self.log_x { x.log10() } else { x };
+        // on a log y-axis an error bar's lower end is clipped to half its point
+        let ty = |y: f64, floor: f64| {
+            if self.log_y { y.max(floor).log10() } else { y }
+        };
         let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
         let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
         for c in &self.curves {
@@ -203,16 +222,18 @@ impl LinePlot {
                 let e = c.err.as_ref().map_or(0.0, |e| e[i]);
                 x0 = x0.min(tx(x));
                 x1 = x1.max(tx(x));
-                y0 = y0.min(y - e);
-                y1 = y1.max(y + e);
+                y0 = y0.min(ty(y - e, 0.5 * y));
+                y1 = y1.max(ty(y + e, 0.5 * y));
             }
         }
         let (x0, x1) = pad(x0, x1, 0.03);
         let (y0, y1) = match self.y_range {
+            Some((lo, hi)) if self.log_y => (lo.log10(), hi.log10()),
             Some(r) => r,
+            None if self.log_y => pad(y0, y1, 0.08),
             None => pad(y0.min(0.0), y1, 0.08),
         };
-        let log_x = self.log_x;
+        let (log_x, log_y) = (self.log_x, self.log_y);
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -235,13 +256,23 @@ impl LinePlot {
                         fmt_tick(*v)
                     }
                 })
-                .y_label_formatter(&|v| fmt_tick(*v))
+                .y_label_formatter(&|v| {
+                    if log_y {
+                        fmt_tick(10f64.powf(*v))
+                    } else {
+                        fmt_tick(*v)
+                    }
+                })
                 .light_line_style(RGBColor(235, 235, 235))
                 .draw()
                 .map_err(plot_err)?;
             for (k, c) in self.curves.iter().enumerate() {
                 let color = PALETTE[k % PALETTE.len()];
-                let pts: Vec<(f64, f64)> = c.x.iter().map(|&x| tx(x)).zip(c.y.clone()).collect();
+                let pts: Vec<(f64, f64)> =
+                    c.x.iter()
+                        .zip(&c.y)
+                        .map(|(&x, &y)| (tx(x), ty(y, y)))
+                        .collect();
                 chart
                     .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
                     .map_err(plot_err)?
@@ -258,13 +289,16 @@ impl LinePlot {
                 if let Some(err) = &c.err {
                     let cap = (x1 - x0) * 0.006;
                     chart
-                        .draw_series(pts.iter().zip(err).flat_map(|(&(x, y), &e)| {
-                            [
-                                PathElement::new(vec![(x, y - e), (x, y + e)], color),
-                                PathElement::new(vec![(x - cap, y - e), (x + cap, y - e)], color),
-                                PathElement::new(vec![(x - cap, y + e), (x + cap, y + e)], color),
-                            ]
-                        }))
+                        .draw_series(pts.iter().zip(&c.y).zip(err).flat_map(
+                            |((&(x, _), &y), &e)| {
+                                let (lo, hi) = (ty(y - e, 0.5 * y), ty(y + e, 0.5 * y));
+                                [
+                                    PathElement::new(vec![(x, lo), (x, hi)], color),
+                                    PathElement::new(vec![(x - cap, lo), (x + cap, lo)], color),
+                                    PathElement::new(vec![(x - cap, hi), (x + cap, hi)], color),
+                                ]
+                            },
+                        ))
                         .map_err(plot_err)?;
                 }
             }
@@ -326,7 +360,7 @@ impl ScatterPlot {
             ));
         }
         for c in &self.series {
-            c.validate(&self.title, false)?;
+            c.validate(&self.title, false, false)?;
         }
         let all = self.series.iter().flat_map(|c| c.x.iter().chain(&c.y));
         let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {

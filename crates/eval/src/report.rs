@@ -407,6 +407,11 @@ fn own_layout(name: &str) -> Option<OwnLayout> {
             to_markdown: crate::rolr::to_markdown,
             plots: crate::rolr::plots,
         }),
+        crate::kls::NAME => Some(OwnLayout {
+            table_json: crate::kls::table_json,
+            to_markdown: crate::kls::to_markdown,
+            plots: crate::kls::plots,
+        }),
         _ => None,
     }
 }

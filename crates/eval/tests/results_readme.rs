@@ -7,7 +7,8 @@
 //! - `0.349<!-- spam.csv; learner=LP; attack=deletion; budget=4 -->`: the one CSV row whose
 //!   columns equal the `key=value` filters (`task=all` unless a `task` is given; numbers compare
 //!   as numbers), column `mean_error` unless a bare column name (`stderr`, `paper`, …) is given;
-//! - `121<!-- run-quick.json; total_seconds -->`: a JSON value by dotted path (`grid.0`);
+//! - `121<!-- run-quick.json; total_seconds -->`: a JSON value by dotted path (`grid.0` indexes
+//!   an array; on an object a number is a key);
 //! - `0.15<!-- not a cell: the generator's noise scale -->`: a number that is not a table cell
 //!   (a parameter, a threshold, the paper's text), with the reason.
 //!
@@ -111,9 +112,10 @@ fn lookup(marker: &str, csvs: &mut BTreeMap<String, Table>) -> Result<f64, Strin
         let mut v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
         let key = parts.next().ok_or("a JSON marker needs a path")?;
         for k in key.split('.') {
-            v = match k.parse::<usize>() {
-                Ok(i) => v.get(i).cloned(),
-                Err(_) => v.get(k).cloned(),
+            // an index into an array, else an object key (which may be a number: `n.50`)
+            v = match (k.parse::<usize>(), v.is_array()) {
+                (Ok(i), true) => v.get(i).cloned(),
+                _ => v.get(k).cloned(),
             }
             .ok_or(format!("{file} has no `{key}`"))?;
         }

@@ -23,6 +23,8 @@ pub static LEARNERS: &[&dyn Learner] = &[
     &bulwark_gaussian::AsvcLearner,
     &bulwark_contamination::RolrLearner,
     &bulwark_contamination::AverageLearner,
+    &bulwark_contamination::KlsAmuLearner,
+    &bulwark_contamination::KlsBoostLearner,
 ];
 
 /// Every registered learner.

@@ -2,11 +2,16 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use bulwark_core::Features;
+use bulwark_adversary::{
+    Distribution, LabelNoise, LabelNoiseMode, MaliciousAdversary, MaliciousNoise, halfspace_data,
+    random_unit_vector,
+};
+use bulwark_core::{Contamination, Error, Features, rng_from_seed};
 use bulwark_data::{Loaded, MissingPolicy, Origin};
+use bulwark_models::check_output_dir;
 use serde::Serialize;
 
-use crate::args::DataInfoArgs;
+use crate::args::{DataInfoArgs, DataSampleArgs};
 
 #[derive(Debug, Serialize)]
 struct DataInfo {
@@ -83,6 +88,123 @@ pub(crate) fn info(
                 100.0 * *k as f64 / info.rows.max(1) as f64
             )?;
         }
+    }
+    Ok(())
+}
+
+/// The noise of `bulwark data sample`.
+fn noise_of(args: &DataSampleArgs, u: &[f64]) -> anyhow::Result<Box<dyn Contamination>> {
+    let target = Some(u.to_vec());
+    let eta = args.eta;
+    let malicious = |adversary| -> Box<dyn Contamination> {
+        Box::new(MaliciousNoise {
+            eta,
+            adversary,
+            target: target.clone(),
+        })
+    };
+    let label = |mode| -> Box<dyn Contamination> {
+        Box::new(LabelNoise {
+            eta,
+            mode,
+            target: target.clone(),
+        })
+    };
+    let (m, n) = (args.examples as f64, args.dim as f64);
+    Ok(match args.noise.as_str() {
+        "coordinated-pull" => malicious(MaliciousAdversary::CoordinatedPull {
+            angle: 0.0,
+            radius: 1.0,
+        }),
+        "evasive-pull" => {
+            let threshold = args.evasive_threshold.unwrap_or(10.0 * m.ln() / n); // KLS A_mu step 3
+            if !(threshold.is_finite() && threshold > 0.0) {
+                return Err(
+                    Error::param("evasive-threshold", threshold, "a finite number > 0").into(),
+                );
+            }
+            malicious(MaliciousAdversary::EvasivePull {
+                threshold,
+                directions: args.directions,
+            })
+        }
+        "flipped-labels" => malicious(MaliciousAdversary::FlippedLabels),
+        "random-points" => malicious(MaliciousAdversary::RandomPoints),
+        "label-random" => label(LabelNoiseMode::Random),
+        "label-far" => label(LabelNoiseMode::FarFromBoundary),
+        "label-near" => label(LabelNoiseMode::NearBoundary),
+        "label-halfspace" => label(LabelNoiseMode::Halfspace),
+        other => {
+            return Err(Error::param(
+                "noise",
+                other,
+                "one of coordinated-pull, evasive-pull, flipped-labels, random-points, label-random, label-far, label-near, label-halfspace",
+            )
+            .into());
+        }
+    })
+}
+
+pub(crate) fn sample(args: &DataSampleArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let dist = match args.dist.as_str() {
+        "ball" => Distribution::UnitBall,
+        "gaussian" => Distribution::Gaussian,
+        "cube" => Distribution::Cube,
+        "laplace" => Distribution::Laplace,
+        "isotropic-ball" => Distribution::IsotropicBall,
+        "centered-exponential" => Distribution::CenteredExponential,
+        other => {
+            return Err(Error::param(
+                "dist",
+                other,
+                "one of ball, gaussian, cube, laplace, isotropic-ball, centered-exponential",
+            )
+            .into());
+        }
+    };
+    if args.dim < 2 {
+        return Err(Error::param("dim", args.dim, "at least 2").into());
+    }
+    if args.examples == 0 {
+        return Err(Error::param("examples", 0, "at least 1").into());
+    }
+    if !(args.eta.is_finite() && (0.0..1.0).contains(&args.eta)) {
+        return Err(Error::param("eta", args.eta, "a rate in [0, 1)").into());
+    }
+    if args.noise != "evasive-pull" && args.evasive_threshold.is_some() {
+        return Err(Error::param(
+            "evasive-threshold",
+            "given",
+            "no value: only --noise evasive-pull takes it",
+        )
+        .into());
+    }
+    check_output_dir(&args.out)?;
+    let mut rng = rng_from_seed(args.seed);
+    let u = random_unit_vector(args.dim, &mut rng)?;
+    let noise = noise_of(args, &u)?;
+    let clean = halfspace_data(dist, &u, args.examples, &mut rng)?;
+    let (data, touched) = noise.contaminate(&clean, &mut rng)?;
+    super::write_csv(&args.out, &data, |_, _, x| Some(x))?;
+    if args.json {
+        let o = serde_json::json!({
+            "dist": args.dist, "dim": args.dim, "examples": args.examples, "eta": args.eta,
+            "noise": args.noise, "seed": args.seed, "corrupted": touched.len(),
+            "target": u, "out": args.out.display().to_string(),
+        });
+        serde_json::to_writer_pretty(&mut *out, &o)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "wrote {} examples ({} corrupted by {}) to {}",
+            data.len(),
+            touched.len(),
+            args.noise,
+            args.out.display()
+        )?;
+        let shown: Vec<String> = u.iter().map(|v| format!("{v:.6}")).collect();
+        writeln!(out, "target u  [{}]", shown.join(", "))?;
     }
     Ok(())
 }

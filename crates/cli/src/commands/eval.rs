@@ -18,7 +18,7 @@ use crate::args::{AttackArg, AttackArgs, CertifyArgs, EvalArgs, EvalData, ReadAr
 use crate::commands::read_options;
 use crate::commands::train::task_of;
 use crate::ui::Ui;
-use bulwark_models::{ModelFile, check_output_dir, feature_values, write_atomic};
+use bulwark_models::{ModelFile, check_output_dir, feature_values};
 
 /// The model, and data prepared the way the model expects: the task (the model's training
 /// task unless `pair`/`positive` is given), the same feature count, the model's scaling, and
@@ -352,43 +352,18 @@ pub(crate) fn attack(
     );
     let attacked = attacked_dataset_model(&model, &data, &attack, args.budget, args.seed)?;
     spinner.finish_and_clear();
-    // back to the data's original units, so the file reads like the input
-    let dense = attacked.features().to_dense();
-    let mut body = Vec::new();
-    {
-        let mut w = csv::Writer::from_writer(&mut body);
-        let mut header = vec!["label".to_string()];
-        header.extend(attacked.feature_names().iter().cloned());
-        w.write_record(&header)?;
-        let y = attacked.binary_labels()?;
-        let mask = attacked.missing();
-        for i in 0..attacked.len() {
-            let mut rec =
-                vec![attacked.class_names()[usize::from(y[i] == bulwark_core::Sign::Pos)].clone()];
-            for (j, &x) in dense.row(i).iter().enumerate() {
-                // a missing cell stays missing (empty), so the file reads like the input
-                if mask.is_some_and(|m| m.is_missing(i, j)) {
-                    rec.push(String::new());
-                    continue;
-                }
-                let v = match &file.scaler {
-                    Some(s) => x / s.factor[j] + s.shift[j],
-                    None => x,
-                };
-                rec.push(format!("{v}"));
-            }
-            w.write_record(&rec)?;
+    // back to the data's original units, so the file reads like the input; a missing cell
+    // stays missing (empty)
+    let mask = attacked.missing();
+    super::write_csv(&args.out, &attacked, |i, j, x| {
+        if mask.is_some_and(|m| m.is_missing(i, j)) {
+            return None;
         }
-        w.flush()?;
-    }
-    let bytes = if args.out.extension().is_some_and(|e| e == "gz") {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        e.write_all(&body)?;
-        e.finish()?
-    } else {
-        body
-    };
-    write_atomic(&args.out, &bytes)?;
+        Some(match &file.scaler {
+            Some(s) => x / s.factor[j] + s.shift[j],
+            None => x,
+        })
+    })?;
     if args.common.json {
         let o = serde_json::json!({
             "attack": attack.name(), "budget": args.budget, "seed": args.seed,

@@ -1,4 +1,8 @@
 use std::io::Write;
+use std::path::Path;
+
+use bulwark_core::{Dataset, Sign};
+use bulwark_models::write_atomic;
 
 use bulwark_data::{Format, MissingPolicy, ReadOptions};
 
@@ -19,6 +23,7 @@ pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     let ui = Ui { quiet: cli.quiet };
     match cli.command {
         Command::Data(DataCommand::Info(a)) => data::info(&a, dir, out),
+        Command::Data(DataCommand::Sample(a)) => data::sample(&a, out),
         Command::Demo(a) => demo::run(&a, ui, out),
         Command::Lp(LpCommand::Solve(a)) => lp::solve(&a, ui, out),
         Command::Train(a) => train::run(&a, dir, ui, out),
@@ -44,4 +49,40 @@ pub(crate) fn read_options(read: &ReadArgs, policy: MissingPolicy) -> anyhow::Re
         missing_tokens: read.missing_tokens.clone(),
         missing: policy,
     })
+}
+
+/// Writes the binary `data` as CSV (a `label` column of class names, then the features) to
+/// `path`, gzip-compressed when it ends in `.gz`; `cell(i, j, x)` is the value written for
+/// feature `j` of example `i` (`None`: an empty, missing cell).
+pub(crate) fn write_csv(
+    path: &Path,
+    data: &Dataset,
+    cell: impl Fn(usize, usize, f64) -> Option<f64>,
+) -> anyhow::Result<()> {
+    let dense = data.features().to_dense();
+    let mut body = Vec::new();
+    {
+        let mut w = csv::Writer::from_writer(&mut body);
+        let mut header = vec!["label".to_string()];
+        header.extend(data.feature_names().iter().cloned());
+        w.write_record(&header)?;
+        let y = data.binary_labels()?;
+        for i in 0..data.len() {
+            let mut rec = vec![data.class_names()[usize::from(y[i] == Sign::Pos)].clone()];
+            for (j, &x) in dense.row(i).iter().enumerate() {
+                rec.push(cell(i, j, x).map_or_else(String::new, |v| format!("{v}")));
+            }
+            w.write_record(&rec)?;
+        }
+        w.flush()?;
+    }
+    let bytes = if path.extension().is_some_and(|e| e == "gz") {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(&body)?;
+        e.finish()?
+    } else {
+        body
+    };
+    write_atomic(path, &bytes)?;
+    Ok(())
 }

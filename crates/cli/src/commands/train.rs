@@ -216,11 +216,31 @@ pub(crate) fn run(
         if let Some(k) = r.details.get("removed") {
             writeln!(out, "removed         {k} samples by preprocessing")?;
         }
+        if let Some(k) = r.details.get("rounds") {
+            writeln!(out, "rounds          {k}")?;
+        }
+        if r.details
+            .get("stopped_by_weak_learner")
+            .is_some_and(|b| *b != 0.0)
+        {
+            writeln!(
+                out,
+                "stopped         a weak hypothesis fell below the advantage gamma (the rounds before it are the model)"
+            )?;
+        }
         writeln!(out, "training error  {training_error:.4}")?;
         writeln!(out, "model written to {}", args.out.display())?;
     }
     if !r.converged || r.fell_back() {
         ui.warn(&format!("{algo}: {}", r.summary()));
+    }
+    if r.details
+        .get("stopped_by_weak_learner")
+        .is_some_and(|b| *b != 0.0)
+    {
+        ui.warn(&format!(
+            "{algo}: stopped when a weak hypothesis fell below gamma, before the weight mass fell below kappa; a smaller gamma or a larger kappa may help"
+        ));
     }
     if r.details.get("breakdown").is_some_and(|b| *b != 0.0) {
         ui.warn(&format!(
