@@ -1,5 +1,5 @@
 //! The unit cache that makes a long run resumable: every finished unit of work (one split of one
-//! task of a budget-curve experiment) is appended to a JSON-lines file as soon as it finishes,
+//! task of a budget-curve experiment; one cell and seed of `kls`) is appended to a JSON-lines file as soon as it finishes,
 //! and a later run with the same cache skips every unit it finds there. `reproduce --full`
 //! keeps its cache in `docs/results/cache-full.jsonl`, which can be committed, so the papers'
 //! protocol can be run in sittings (`--stop-after`, `--only`) on any machine.
@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use bulwark_core::{Dataset, Error};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -35,14 +36,16 @@ struct Line {
     task: String,
     split: usize,
     seconds: f64,
-    outcome: SplitOutcome,
+    /// The unit's result: a [`SplitOutcome`] for the budget-curve experiments, the
+    /// experiment's own unit type for the others ([`UnitCache::put_as`]).
+    outcome: serde_json::Value,
 }
 
 /// A JSON-lines cache of finished units, shared by the workers of a run.
 #[derive(Debug)]
 pub struct UnitCache {
     path: PathBuf,
-    entries: Mutex<HashMap<String, (f64, SplitOutcome)>>,
+    entries: Mutex<HashMap<String, (f64, serde_json::Value)>>,
     file: Mutex<File>,
     /// Lines that could not be read (e.g. the last line of a run killed while writing it).
     skipped: usize,
@@ -116,11 +119,19 @@ impl UnitCache {
 
     /// The stored outcome of `key` and the seconds it took.
     pub fn get(&self, key: &UnitKey) -> Option<(f64, SplitOutcome)> {
-        self.entries
+        self.get_as(key)
+    }
+
+    /// The stored result of `key` read as a `T`, and the seconds it took; a line that does not
+    /// read as a `T` is a miss (the unit runs again).
+    pub fn get_as<T: DeserializeOwned>(&self, key: &UnitKey) -> Option<(f64, T)> {
+        let (seconds, v) = self
+            .entries
             .lock()
             .expect("cache lock")
             .get(&key.0)
-            .cloned()
+            .cloned()?;
+        serde_json::from_value(v).ok().map(|t| (seconds, t))
     }
 
     /// Stores a finished unit: appended to the file and flushed at once, so a run stopped at any
@@ -128,24 +139,38 @@ impl UnitCache {
     pub fn put(
         &self,
         key: &UnitKey,
-        (experiment, task, split): (&str, &str, usize),
+        unit: (&str, &str, usize),
         seconds: f64,
         outcome: &SplitOutcome,
     ) -> Result<(), Error> {
+        self.put_as(key, unit, seconds, outcome)
+    }
+
+    /// [`UnitCache::put`] for any serialisable unit result (non-finite numbers must not
+    /// occur: JSON has none).
+    pub fn put_as<T: Serialize>(
+        &self,
+        key: &UnitKey,
+        (experiment, task, split): (&str, &str, usize),
+        seconds: f64,
+        outcome: &T,
+    ) -> Result<(), Error> {
+        let invalid = |e: serde_json::Error| {
+            Error::io(
+                &self.path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+            )
+        };
+        let value = serde_json::to_value(outcome).map_err(invalid)?;
         let line = Line {
             key: key.0.clone(),
             experiment: experiment.into(),
             task: task.into(),
             split,
             seconds,
-            outcome: outcome.clone(),
+            outcome: value.clone(),
         };
-        let mut text = serde_json::to_string(&line).map_err(|e| {
-            Error::io(
-                &self.path,
-                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-            )
-        })?;
+        let mut text = serde_json::to_string(&line).map_err(invalid)?;
         text.push('\n');
         {
             let mut f = self.file.lock().expect("cache lock");
@@ -156,7 +181,7 @@ impl UnitCache {
         self.entries
             .lock()
             .expect("cache lock")
-            .insert(key.0.clone(), (seconds, outcome.clone()));
+            .insert(key.0.clone(), (seconds, value));
         Ok(())
     }
 
@@ -182,20 +207,39 @@ impl UnitKey {
     /// The key of split `split` (seed `split_seed`) of task `task` (fingerprint
     /// `data_fingerprint`) of `experiment` run with `spec` in `mode` from master seed `seed`.
     pub fn new(
-        (experiment, task, split): (&str, &str, usize),
+        unit: (&str, &str, usize),
         (mode, seed, split_seed): (Mode, u64, u64),
         spec: &CurveSpec,
         data_fingerprint: &str,
     ) -> Self {
+        Self::hashed(
+            unit,
+            &[
+                FORMAT,
+                mode.as_str(),
+                &seed.to_string(),
+                &split_seed.to_string(),
+                &serde_json::to_string(spec).expect("a CurveSpec serialises"),
+                data_fingerprint,
+            ],
+        )
+    }
+
+    /// The key of unit `split` of `task` of an experiment that draws its own data: everything
+    /// the result depends on is the mode, the master seed and `protocol` (serialised).
+    pub fn of(
+        unit: (&str, &str, usize),
+        (mode, seed): (Mode, u64),
+        protocol: &impl Serialize,
+    ) -> Self {
+        let protocol = serde_json::to_string(protocol).expect("a protocol serialises");
+        Self::hashed(unit, &[FORMAT, mode.as_str(), &seed.to_string(), &protocol])
+    }
+
+    /// `experiment/task/split/` and 12 bytes of the SHA-256 of the length-prefixed `parts`.
+    fn hashed((experiment, task, split): (&str, &str, usize), parts: &[&str]) -> Self {
         let mut h = Sha256::new();
-        for part in [
-            FORMAT,
-            mode.as_str(),
-            &seed.to_string(),
-            &split_seed.to_string(),
-            &serde_json::to_string(spec).expect("a CurveSpec serialises"),
-            data_fingerprint,
-        ] {
+        for part in parts {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part.as_bytes());
         }

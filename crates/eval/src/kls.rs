@@ -3,6 +3,9 @@
 //! averaging), SmoothBoost over plain averaging, logistic regression, the linear SVM and RoLR,
 //! and from it the largest `η` at which each keeps error `≤ ε`, against the dimension `n`.
 //!
+//! With a unit cache (`reproduce --full`) every finished cell and seed is kept, and a run stopped
+//! by its deadline resumes from them.
+//!
 //! **Protocol** (ours; the paper has no experiments):
 //!
 //! - target `u` a uniform unit vector, labels `sign(u·x)`; `m` training points from the uniform
@@ -44,6 +47,7 @@ use bulwark_core::{
 };
 use bulwark_online::{LogregParams, SvmParams};
 use faer::{Accum, Mat, MatRef, Par};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::curve::run_jobs;
@@ -84,7 +88,7 @@ const ADVERSARIES: [(&str, &str); 4] = [
 /// The target errors of the breakdown table.
 const EPSILONS: [f64; 3] = [0.05, 0.1, 0.2];
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 struct Protocol {
     dists: Vec<(&'static str, Distribution)>,
     dims: Vec<usize>,
@@ -165,6 +169,48 @@ struct UnitOut {
     amlc_rounds: f64,
     tally: [SolverTally; 8],
     notes: Vec<String>,
+}
+
+/// A [`UnitOut`] as the unit cache keeps it (JSON has no NaN: a learner that does not apply
+/// is `null`).
+#[derive(Debug, Serialize, Deserialize)]
+struct CachedUnit {
+    error: Vec<Option<f64>>,
+    amu_removed: Option<f64>,
+    amlc_rounds: Option<f64>,
+    tally: Vec<SolverTally>,
+    notes: Vec<String>,
+}
+
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+impl From<&UnitOut> for CachedUnit {
+    fn from(o: &UnitOut) -> Self {
+        Self {
+            error: o.error.iter().map(|&e| finite(e)).collect(),
+            amu_removed: finite(o.amu_removed),
+            amlc_rounds: finite(o.amlc_rounds),
+            tally: o.tally.to_vec(),
+            notes: o.notes.clone(),
+        }
+    }
+}
+
+impl CachedUnit {
+    /// Back to a unit; `None` when the line has another shape (the unit runs again).
+    fn into_unit(self) -> Option<UnitOut> {
+        let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let error: Vec<f64> = self.error.into_iter().map(nan).collect();
+        Some(UnitOut {
+            error: error.try_into().ok()?,
+            amu_removed: nan(self.amu_removed),
+            amlc_rounds: nan(self.amlc_rounds),
+            tally: self.tally.try_into().ok()?,
+            notes: self.notes,
+        })
+    }
 }
 
 fn adversary(a: usize, dist: Distribution, m: usize, n: usize) -> MaliciousAdversary {
@@ -379,12 +425,52 @@ fn run_with(
             }
         }
     }
+    // with a unit cache (`--full`), finished units are kept and a later run resumes
+    let key = |&(d, ni, a, e, r): &Job| {
+        let task = format!(
+            "{}/n{}/{}/eta{}",
+            proto.dists[d].0, proto.dims[ni], ADVERSARIES[a].0, proto.etas[e]
+        );
+        (
+            crate::cache::UnitKey::of((NAME, &task, r), (cfg.mode, cfg.seed), proto),
+            task,
+        )
+    };
+    let cached: Vec<Option<UnitOut>> = jobs
+        .iter()
+        .map(|j| {
+            let c = cfg.cache.as_ref()?;
+            c.get_as::<CachedUnit>(&key(j).0)
+                .and_then(|(_, u)| u.into_unit())
+        })
+        .collect();
+    let n_cached = cached.iter().filter(|c| c.is_some()).count();
     obs.on_start(NAME, jobs.len() as u64);
-    let outs = run_jobs(&jobs, cfg.jobs, |&(d, ni, a, e, r)| {
+    if n_cached > 0 {
+        obs.on_resume(NAME, n_cached as u64);
+    }
+    let todo: Vec<usize> = (0..jobs.len()).filter(|&k| cached[k].is_none()).collect();
+    let ran = run_jobs(&todo, cfg.jobs, |&k| {
+        if cfg.deadline.is_some_and(|d| Instant::now() >= d) {
+            return None;
+        }
+        let (d, ni, a, e, r) = jobs[k];
         // the same u, clean sample and test set for every adversary and rate of a repetition
         let seed = base ^ ((d as u64) << 48) ^ ((ni as u64) << 40) ^ r as u64;
         let (n, eta) = (proto.dims[ni], proto.etas[e]);
+        let started = Instant::now();
         let out = unit(proto, d, n, a, eta, seed);
+        if let (Some(cache), Ok(o)) = (&cfg.cache, &out) {
+            let (key, task) = key(&jobs[k]);
+            if let Err(err) = cache.put_as(
+                &key,
+                (NAME, &task, r),
+                started.elapsed().as_secs_f64(),
+                &CachedUnit::from(o),
+            ) {
+                obs.on_note(NAME, &format!("cannot store a finished unit: {err}"));
+            }
+        }
         obs.on_unit(
             NAME,
             &format!(
@@ -392,8 +478,20 @@ fn run_with(
                 proto.dists[d].0, ADVERSARIES[a].0
             ),
         );
-        out
+        Some(out)
     });
+    let mut outs: Vec<Option<Result<UnitOut, Error>>> =
+        cached.into_iter().map(|c| c.map(Ok)).collect();
+    for (&k, r) in todo.iter().zip(ran) {
+        outs[k] = r;
+    }
+    let done = outs.iter().filter(|o| o.is_some()).count();
+    if done < jobs.len() {
+        return Err(crate::Outcome::Incomplete {
+            done,
+            total: jobs.len(),
+        });
+    }
     // cells[d][ni][a][e] = the repetitions
     let mut cells: Vec<Vec<Vec<Vec<Vec<UnitOut>>>>> =
         vec![
@@ -401,7 +499,7 @@ fn run_with(
             proto.dists.len()
         ];
     for (&(d, ni, a, e, _), o) in jobs.iter().zip(outs) {
-        cells[d][ni][a][e].push(o.map_err(crate::Outcome::Failed)?);
+        cells[d][ni][a][e].push(o.expect("every unit ran").map_err(crate::Outcome::Failed)?);
     }
     let mut res = crate::experiments::base(
         NAME,
@@ -843,5 +941,38 @@ mod tests {
         let md = to_markdown(&res);
         assert!(md.contains("## ball, n = 50, coordinated pull"), "{md}");
         assert!(!plots(&res).is_empty());
+    }
+
+    /// With a unit cache a run stores every unit; a run past its deadline with that cache
+    /// resumes from it to the same table, and without it ends incomplete.
+    #[test]
+    fn a_cached_run_resumes_to_the_same_table() {
+        let proto = Protocol {
+            dists: vec![("ball", Distribution::UnitBall)],
+            dims: vec![10],
+            etas: vec![0.0, 0.1],
+            m: 400,
+            seeds: 2,
+            n_test: 500,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.jsonl");
+        let mut cfg = RunConfig::quick(9);
+        cfg.cache = Some(std::sync::Arc::new(
+            crate::cache::UnitCache::open(&path).unwrap(),
+        ));
+        let first = run_with(&cfg, &Silent, &proto).unwrap_or_else(|o| panic!("{o:?}"));
+        // 1 law x 1 dimension x 4 adversaries x 2 rates x 2 seeds
+        let reopened = crate::cache::UnitCache::open(&path).unwrap();
+        assert_eq!(reopened.len(), 16);
+        cfg.cache = Some(std::sync::Arc::new(reopened));
+        cfg.deadline = Some(Instant::now());
+        let again = run_with(&cfg, &Silent, &proto).unwrap_or_else(|o| panic!("{o:?}"));
+        assert_eq!(table_json(&again), table_json(&first));
+        cfg.cache = None;
+        match run_with(&cfg, &Silent, &proto) {
+            Err(crate::Outcome::Incomplete { done: 0, total: 16 }) => {}
+            other => panic!("{other:?}"),
+        }
     }
 }
