@@ -1,5 +1,5 @@
 //! The unit cache that makes a long run resumable: every finished unit of work (one split of one
-//! task of a budget-curve experiment; one cell and seed of `kls`) is appended to a JSON-lines file as soon as it finishes,
+//! task of a budget-curve experiment; one cell and seed of `kls` or `rolr`) is appended to a JSON-lines file as soon as it finishes,
 //! and a later run with the same cache skips every unit it finds there. `reproduce --full`
 //! keeps its cache in `docs/results/cache-full.jsonl`, which can be committed, so the papers'
 //! protocol can be run in sittings (`--stop-after`, `--only`) on any machine.
@@ -254,4 +254,93 @@ impl UnitKey {
 /// The fingerprint of a task's data as the cache keys it ([`bulwark_models::fingerprint`]).
 pub fn data_fingerprint(data: &Dataset) -> String {
     bulwark_models::fingerprint(data)
+}
+
+/// Runs `jobs` on `cfg.jobs` workers for an experiment that keeps its own unit type `T`: each
+/// unit is looked up in the unit cache first ([`RunConfig::cache`], under the key, task name
+/// and split `key` gives) and stored as soon as it finishes; with a deadline no unit starts after
+/// it, and the run ends [`crate::Outcome::Incomplete`]. A unit's error ends it
+/// [`crate::Outcome::Failed`]. `run` reports its unit to the observer.
+pub(crate) fn run_units<J: Sync, T: Serialize + DeserializeOwned + Send>(
+    name: &str,
+    cfg: &crate::experiment::RunConfig,
+    obs: &dyn crate::experiment::Observer,
+    jobs: &[J],
+    key: impl Fn(&J) -> (UnitKey, String, usize) + Sync,
+    run: impl Fn(&J) -> Result<T, Error> + Sync,
+) -> Result<Vec<T>, crate::Outcome> {
+    let cached: Vec<Option<T>> = jobs
+        .iter()
+        .map(|j| {
+            let c = cfg.cache.as_ref()?;
+            c.get_as::<T>(&key(j).0).map(|(_, t)| t)
+        })
+        .collect();
+    let n_cached = cached.iter().filter(|c| c.is_some()).count();
+    obs.on_start(name, jobs.len() as u64);
+    if n_cached > 0 {
+        obs.on_resume(name, n_cached as u64);
+    }
+    let todo: Vec<usize> = (0..jobs.len()).filter(|&k| cached[k].is_none()).collect();
+    let ran = crate::curve::run_jobs(&todo, cfg.jobs, |&k| {
+        if cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return None;
+        }
+        let started = std::time::Instant::now();
+        let out = run(&jobs[k]);
+        if let (Some(cache), Ok(o)) = (&cfg.cache, &out) {
+            let (key, task, split) = key(&jobs[k]);
+            if let Err(e) = cache.put_as(
+                &key,
+                (name, &task, split),
+                started.elapsed().as_secs_f64(),
+                o,
+            ) {
+                obs.on_note(name, &format!("cannot store a finished unit: {e}"));
+            }
+        }
+        Some(out)
+    });
+    let mut outs: Vec<Option<Result<T, Error>>> = cached.into_iter().map(|c| c.map(Ok)).collect();
+    for (&k, r) in todo.iter().zip(ran) {
+        outs[k] = r;
+    }
+    let done = outs.iter().filter(|o| o.is_some()).count();
+    if done < jobs.len() {
+        return Err(crate::Outcome::Incomplete {
+            done,
+            total: jobs.len(),
+        });
+    }
+    outs.into_iter()
+        .map(|o| o.expect("every unit ran").map_err(crate::Outcome::Failed))
+        .collect()
+}
+
+/// For the experiments' tests: `run` with a fresh unit cache stores `units` units, and a second
+/// run past its deadline resumes from them to the same result (`table` of each).
+#[cfg(test)]
+pub(crate) fn assert_resumes(
+    run: impl Fn(
+        &crate::experiment::RunConfig,
+    ) -> Result<crate::experiment::ExperimentResult, crate::Outcome>,
+    table: fn(&crate::experiment::ExperimentResult) -> serde_json::Value,
+    units: usize,
+) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("cache.jsonl");
+    let mut cfg = crate::experiment::RunConfig::quick(4);
+    cfg.cache = Some(std::sync::Arc::new(UnitCache::open(&path).expect("cache")));
+    let first = run(&cfg).unwrap_or_else(|o| panic!("{o:?}"));
+    let reopened = UnitCache::open(&path).expect("cache");
+    assert_eq!(reopened.len(), units);
+    cfg.cache = Some(std::sync::Arc::new(reopened));
+    cfg.deadline = Some(std::time::Instant::now());
+    let again = run(&cfg).unwrap_or_else(|o| panic!("{o:?}"));
+    assert_eq!(table(&again), table(&first));
+    cfg.cache = None;
+    match run(&cfg) {
+        Err(crate::Outcome::Incomplete { done: 0, total }) => assert_eq!(total, units),
+        other => panic!("{other:?}"),
+    }
 }

@@ -432,57 +432,21 @@ fn run_curves(
     let jobs: Vec<(usize, usize)> = (0..tasks.len())
         .flat_map(|t| (0..spec.splits).map(move |s| (t, s)))
         .collect();
-    let cached: Vec<Option<curve::SplitOutcome>> = jobs
-        .iter()
-        .map(|&(t, s)| {
-            cfg.cache
-                .as_ref()
-                .and_then(|c| c.get(&key(t, s)))
-                .map(|(_, o)| o)
-        })
-        .collect();
-    let n_cached = cached.iter().filter(|c| c.is_some()).count();
-    obs.on_start(name, jobs.len() as u64);
-    if n_cached > 0 {
-        obs.on_resume(name, n_cached as u64);
-    }
-    let todo: Vec<usize> = (0..jobs.len()).filter(|&k| cached[k].is_none()).collect();
-    let ran = run_jobs(&todo, cfg.jobs, |&k| {
-        if cfg.deadline.is_some_and(|d| Instant::now() >= d) {
-            return None;
-        }
-        let (t, s) = jobs[k];
-        let started = Instant::now();
-        let r = curve::run_split(&tasks[t].1, spec, split_seed(t, s));
-        if let (Some(cache), Ok(out)) = (&cfg.cache, &r)
-            && let Err(e) = cache.put(
-                &key(t, s),
-                (name, &tasks[t].0, s),
-                started.elapsed().as_secs_f64(),
-                out,
-            )
-        {
-            obs.on_note(name, &format!("cannot store a finished unit: {e}"));
-        }
-        obs.on_unit(name, &format!("{} split {s}", tasks[t].0));
-        Some(r)
-    });
-    let mut outs: Vec<Option<Result<curve::SplitOutcome, Error>>> =
-        cached.into_iter().map(|c| c.map(Ok)).collect();
-    for (&k, r) in todo.iter().zip(ran) {
-        outs[k] = r;
-    }
-    let done = outs.iter().filter(|o| o.is_some()).count();
-    if done < jobs.len() {
-        return Err(Outcome::Incomplete {
-            done,
-            total: jobs.len(),
-        });
-    }
+    let outs = crate::cache::run_units(
+        name,
+        cfg,
+        obs,
+        &jobs,
+        |&(t, s)| (key(t, s), tasks[t].0.clone(), s),
+        |&(t, s)| {
+            let r = curve::run_split(&tasks[t].1, spec, split_seed(t, s));
+            obs.on_unit(name, &format!("{} split {s}", tasks[t].0));
+            r
+        },
+    )?;
     let mut all_cells = Vec::new();
     let mut per_task: Vec<Vec<curve::Cell>> = vec![Vec::new(); tasks.len()];
     for (&(t, _), out) in jobs.iter().zip(outs) {
-        let out = out.expect("every unit ran").map_err(Outcome::Failed)?;
         for f in &out.failures {
             obs.on_note(name, f);
         }

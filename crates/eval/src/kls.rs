@@ -50,7 +50,6 @@ use faer::{Accum, Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::curve::run_jobs;
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
 use crate::learner::SolverTally;
 use crate::plot::{Curve, LinePlot};
@@ -426,72 +425,34 @@ fn run_with(
         }
     }
     // with a unit cache (`--full`), finished units are kept and a later run resumes
-    let key = |&(d, ni, a, e, r): &Job| {
-        let task = format!(
-            "{}/n{}/{}/eta{}",
-            proto.dists[d].0, proto.dims[ni], ADVERSARIES[a].0, proto.etas[e]
-        );
-        (
-            crate::cache::UnitKey::of((NAME, &task, r), (cfg.mode, cfg.seed), proto),
-            task,
-        )
-    };
-    let cached: Vec<Option<UnitOut>> = jobs
-        .iter()
-        .map(|j| {
-            let c = cfg.cache.as_ref()?;
-            c.get_as::<CachedUnit>(&key(j).0)
-                .and_then(|(_, u)| u.into_unit())
-        })
-        .collect();
-    let n_cached = cached.iter().filter(|c| c.is_some()).count();
-    obs.on_start(NAME, jobs.len() as u64);
-    if n_cached > 0 {
-        obs.on_resume(NAME, n_cached as u64);
-    }
-    let todo: Vec<usize> = (0..jobs.len()).filter(|&k| cached[k].is_none()).collect();
-    let ran = run_jobs(&todo, cfg.jobs, |&k| {
-        if cfg.deadline.is_some_and(|d| Instant::now() >= d) {
-            return None;
-        }
-        let (d, ni, a, e, r) = jobs[k];
-        // the same u, clean sample and test set for every adversary and rate of a repetition
-        let seed = base ^ ((d as u64) << 48) ^ ((ni as u64) << 40) ^ r as u64;
-        let (n, eta) = (proto.dims[ni], proto.etas[e]);
-        let started = Instant::now();
-        let out = unit(proto, d, n, a, eta, seed);
-        if let (Some(cache), Ok(o)) = (&cfg.cache, &out) {
-            let (key, task) = key(&jobs[k]);
-            if let Err(err) = cache.put_as(
-                &key,
-                (NAME, &task, r),
-                started.elapsed().as_secs_f64(),
-                &CachedUnit::from(o),
-            ) {
-                obs.on_note(NAME, &format!("cannot store a finished unit: {err}"));
-            }
-        }
-        obs.on_unit(
-            NAME,
-            &format!(
-                "{} n={n} {} eta {eta} #{r}",
-                proto.dists[d].0, ADVERSARIES[a].0
-            ),
-        );
-        Some(out)
-    });
-    let mut outs: Vec<Option<Result<UnitOut, Error>>> =
-        cached.into_iter().map(|c| c.map(Ok)).collect();
-    for (&k, r) in todo.iter().zip(ran) {
-        outs[k] = r;
-    }
-    let done = outs.iter().filter(|o| o.is_some()).count();
-    if done < jobs.len() {
-        return Err(crate::Outcome::Incomplete {
-            done,
-            total: jobs.len(),
-        });
-    }
+    let outs = crate::cache::run_units(
+        NAME,
+        cfg,
+        obs,
+        &jobs,
+        |&(d, ni, a, e, r)| {
+            let task = format!(
+                "{}/n{}/{}/eta{}",
+                proto.dists[d].0, proto.dims[ni], ADVERSARIES[a].0, proto.etas[e]
+            );
+            let key = crate::cache::UnitKey::of((NAME, &task, r), (cfg.mode, cfg.seed), proto);
+            (key, task, r)
+        },
+        |&(d, ni, a, e, r)| {
+            // the same u, clean sample and test set for every adversary and rate of a repetition
+            let seed = base ^ ((d as u64) << 48) ^ ((ni as u64) << 40) ^ r as u64;
+            let (n, eta) = (proto.dims[ni], proto.etas[e]);
+            let out = unit(proto, d, n, a, eta, seed).map(|o| CachedUnit::from(&o));
+            obs.on_unit(
+                NAME,
+                &format!(
+                    "{} n={n} {} eta {eta} #{r}",
+                    proto.dists[d].0, ADVERSARIES[a].0
+                ),
+            );
+            out
+        },
+    )?;
     // cells[d][ni][a][e] = the repetitions
     let mut cells: Vec<Vec<Vec<Vec<Vec<UnitOut>>>>> =
         vec![
@@ -499,7 +460,10 @@ fn run_with(
             proto.dists.len()
         ];
     for (&(d, ni, a, e, _), o) in jobs.iter().zip(outs) {
-        cells[d][ni][a][e].push(o.expect("every unit ran").map_err(crate::Outcome::Failed)?);
+        let o = o.into_unit().ok_or_else(|| {
+            crate::Outcome::Failed(Error::param("kls unit", "a malformed result", "8 learners"))
+        })?;
+        cells[d][ni][a][e].push(o);
     }
     let mut res = crate::experiments::base(
         NAME,
@@ -955,24 +919,7 @@ mod tests {
             seeds: 2,
             n_test: 500,
         };
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("cache.jsonl");
-        let mut cfg = RunConfig::quick(9);
-        cfg.cache = Some(std::sync::Arc::new(
-            crate::cache::UnitCache::open(&path).unwrap(),
-        ));
-        let first = run_with(&cfg, &Silent, &proto).unwrap_or_else(|o| panic!("{o:?}"));
         // 1 law x 1 dimension x 4 adversaries x 2 rates x 2 seeds
-        let reopened = crate::cache::UnitCache::open(&path).unwrap();
-        assert_eq!(reopened.len(), 16);
-        cfg.cache = Some(std::sync::Arc::new(reopened));
-        cfg.deadline = Some(Instant::now());
-        let again = run_with(&cfg, &Silent, &proto).unwrap_or_else(|o| panic!("{o:?}"));
-        assert_eq!(table_json(&again), table_json(&first));
-        cfg.cache = None;
-        match run_with(&cfg, &Silent, &proto) {
-            Err(crate::Outcome::Incomplete { done: 0, total: 16 }) => {}
-            other => panic!("{other:?}"),
-        }
+        crate::cache::assert_resumes(|cfg| run_with(cfg, &Silent, &proto), table_json, 16);
     }
 }

@@ -30,9 +30,9 @@ use bulwark_core::{
 };
 use bulwark_online::LogregParams;
 use rand::Rng as _;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::curve::run_jobs;
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
 use crate::learner::SolverTally;
 use crate::plot::{Curve, LinePlot};
@@ -73,7 +73,7 @@ pub fn remark1_slope() -> f64 {
     2.0 * minus / plus
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 struct Protocol {
     reps: usize,
     lambdas: Vec<f64>,
@@ -111,7 +111,7 @@ impl Protocol {
 }
 
 /// What one repetition at one `λ` against one adversary produced, per learner.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct UnitOut {
     param_error: [f64; 3],
     test_error: [f64; 3],
@@ -277,21 +277,32 @@ fn run_with(
             (0..proto.lambdas.len()).flat_map(move |l| (0..proto.reps).map(move |r| (a, l, r)))
         })
         .collect();
-    obs.on_start(NAME, jobs.len() as u64);
-    let outs = run_jobs(&jobs, cfg.jobs, |&(a, l, r)| {
-        // the same β* and inliers for both adversaries
-        let seed = base ^ ((l as u64) << 32) ^ r as u64;
-        let out = unit(proto, proto.lambdas[l], a, seed);
-        obs.on_unit(
-            NAME,
-            &format!("{} lambda {} #{r}", ADVERSARIES[a].0, proto.lambdas[l]),
-        );
-        out
-    });
+    // with a unit cache (`--full`), finished units are kept and a later run resumes
+    let outs = crate::cache::run_units(
+        NAME,
+        cfg,
+        obs,
+        &jobs,
+        |&(a, l, r)| {
+            let task = format!("{}/lambda{}", ADVERSARIES[a].0, proto.lambdas[l]);
+            let key = crate::cache::UnitKey::of((NAME, &task, r), (cfg.mode, cfg.seed), proto);
+            (key, task, r)
+        },
+        |&(a, l, r)| {
+            // the same β* and inliers for both adversaries
+            let seed = base ^ ((l as u64) << 32) ^ r as u64;
+            let out = unit(proto, proto.lambdas[l], a, seed);
+            obs.on_unit(
+                NAME,
+                &format!("{} lambda {} #{r}", ADVERSARIES[a].0, proto.lambdas[l]),
+            );
+            out
+        },
+    )?;
     let mut cells: Vec<Vec<Vec<UnitOut>>> =
         vec![vec![Vec::new(); proto.lambdas.len()]; ADVERSARIES.len()];
     for ((a, l, _), o) in jobs.iter().zip(outs) {
-        cells[*a][*l].push(o.map_err(crate::Outcome::Failed)?);
+        cells[*a][*l].push(o);
     }
     let mut res = crate::experiments::base(
         NAME,
@@ -541,5 +552,20 @@ mod tests {
         let md = to_markdown(&res);
         assert!(md.contains("| 0.5 |") && md.contains("about 1.3"), "{md}");
         assert_eq!(plots(&res).len(), 4);
+    }
+
+    /// With a unit cache a run stores every unit, and a run past its deadline resumes from it
+    /// to the same table.
+    #[test]
+    fn a_cached_run_resumes_to_the_same_table() {
+        let proto = Protocol {
+            reps: 1,
+            lambdas: vec![0.0, 0.5],
+            p: 5,
+            n: 200,
+            n_test: 200,
+            sigma_e: 0.5,
+        };
+        crate::cache::assert_resumes(|cfg| run_with(cfg, &Silent, &proto), table_json, 4);
     }
 }
