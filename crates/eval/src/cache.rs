@@ -1,5 +1,6 @@
 //! The unit cache that makes a long run resumable: every finished unit of work (one split of one
-//! task of a budget-curve experiment; one cell and seed of `kls` or `rolr`) is appended to a JSON-lines file as soon as it finishes,
+//! task of a budget-curve experiment; one repetition of one cell of the other experiments, all
+//! but `synth1`, which takes seconds) is appended to a JSON-lines file as soon as it finishes,
 //! and a later run with the same cache skips every unit it finds there. `reproduce --full`
 //! keeps its cache in `docs/results/cache-full.jsonl`, which can be committed, so the papers'
 //! protocol can be run in sittings (`--stop-after`, `--only`) on any machine.
@@ -317,10 +318,12 @@ pub(crate) fn run_units<J: Sync, T: Serialize + DeserializeOwned + Send>(
         .collect()
 }
 
-/// For the experiments' tests: `run` with a fresh unit cache stores `units` units, and a second
-/// run past its deadline resumes from them to the same result (`table` of each).
+/// For the experiments' tests: `run` from `cfg` with a fresh unit cache stores `units` units,
+/// a second run past its deadline resumes from them to the same result (`table` of each), and
+/// without the cache it ends incomplete.
 #[cfg(test)]
 pub(crate) fn assert_resumes(
+    mut cfg: crate::experiment::RunConfig,
     run: impl Fn(
         &crate::experiment::RunConfig,
     ) -> Result<crate::experiment::ExperimentResult, crate::Outcome>,
@@ -329,7 +332,6 @@ pub(crate) fn assert_resumes(
 ) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("cache.jsonl");
-    let mut cfg = crate::experiment::RunConfig::quick(4);
     cfg.cache = Some(std::sync::Arc::new(UnitCache::open(&path).expect("cache")));
     let first = run(&cfg).unwrap_or_else(|o| panic!("{o:?}"));
     let reopened = UnitCache::open(&path).expect("cache");

@@ -41,7 +41,7 @@ pub struct RunConfig {
     pub data_dir: Option<PathBuf>,
     /// Worker threads (results do not depend on it).
     pub jobs: usize,
-    /// Where finished units of the budget-curve experiments, `kls` and `rolr` are kept and looked up
+    /// Where finished units of the experiments (all but `synth1`) are kept and looked up
     /// ([`crate::cache`]); `None`: every unit runs.
     pub cache: Option<Arc<crate::cache::UnitCache>>,
     /// No unit starts after this instant; an experiment with units left ends

@@ -34,9 +34,10 @@ use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load};
 use bulwark_gaussian::{GuruParams, Solver};
 use bulwark_online::SvmParams;
 use rand::seq::SliceRandom;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::curve::run_jobs;
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
 use crate::learner::SolverTally;
 use crate::plot::{Curve, LinePlot};
@@ -137,7 +138,7 @@ pub(crate) const SETS: [SetSpec; 8] = [
 ];
 
 /// Grids and repetitions of one mode.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 struct Protocol {
     toy_splits: usize,
     splits: usize,
@@ -245,7 +246,7 @@ pub(crate) struct Parts {
 }
 
 /// What one repetition of one data set produced.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct UnitOut {
     /// Per noise level: GURU and SVM test accuracy (%) at their validation-chosen parameter.
     acc: Vec<[f64; 2]>,
@@ -261,7 +262,7 @@ struct UnitOut {
     seconds: [f64; 3],
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct SgdOut {
     eta0: f64,
     test_acc: f64,
@@ -323,6 +324,50 @@ pub(crate) fn load_tasks<'a>(
     specs
         .map(|spec| loaded(spec.name, task_data(spec, cfg)))
         .collect()
+}
+
+/// Runs the units `(set, repetition)` of a GURU experiment, seeded from the experiment's seed,
+/// the set and the repetition, through the unit cache ([`crate::cache::run_units`]): a unit's
+/// key covers the protocol and its data set's fingerprint (a generated set: its name).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_set_units<T: Serialize + DeserializeOwned + Send>(
+    name: &str,
+    cfg: &RunConfig,
+    obs: &dyn Observer,
+    proto: &(impl Serialize + Sync),
+    names: &[&str],
+    tasks: &[Option<Dataset>],
+    jobs: &[(usize, usize)],
+    run: impl Fn(usize, u64) -> Result<T, Error> + Sync,
+) -> Result<Vec<T>, crate::Outcome> {
+    let base = crate::experiments::experiment_seed(cfg.seed, name);
+    let fingerprints: Vec<String> = tasks
+        .iter()
+        .zip(names)
+        .map(|(t, n)| match (t, &cfg.cache) {
+            (Some(d), Some(_)) => crate::cache::data_fingerprint(d),
+            _ => (*n).to_string(),
+        })
+        .collect();
+    crate::cache::run_units(
+        name,
+        cfg,
+        obs,
+        jobs,
+        |&(s, r)| {
+            let key = crate::cache::UnitKey::of(
+                (name, names[s], r),
+                (cfg.mode, cfg.seed),
+                &(proto, &fingerprints[s]),
+            );
+            (key, names[s].to_string(), r)
+        },
+        |&(s, r)| {
+            let out = run(s, base ^ ((s as u64) << 32) ^ r as u64);
+            obs.on_unit(name, &format!("{} #{r}", names[s]));
+            out
+        },
+    )
 }
 
 /// A data set's load result as the harness reports it: a file missing from the data directory
@@ -647,7 +692,6 @@ fn run_with(
 ) -> Result<ExperimentResult, crate::Outcome> {
     let start = Instant::now();
     let tasks = load_tasks(SETS.iter(), cfg)?;
-    let base = crate::experiments::experiment_seed(cfg.seed, NAME);
     let mut jobs = Vec::new();
     for (s, spec) in SETS.iter().enumerate() {
         let reps = if spec.toy {
@@ -659,22 +703,13 @@ fn run_with(
             jobs.push((s, r));
         }
     }
-    obs.on_start(NAME, jobs.len() as u64);
-    if cfg.deadline.is_some_and(|d| Instant::now() >= d) {
-        return Err(crate::Outcome::Incomplete {
-            done: 0,
-            total: jobs.len(),
-        });
-    }
-    let outs = run_jobs(&jobs, cfg.jobs, |&(s, r)| {
-        let seed = base ^ ((s as u64) << 32) ^ r as u64;
-        let out = unit(&SETS[s], tasks[s].as_ref(), proto, seed);
-        obs.on_unit(NAME, &format!("{} #{r}", SETS[s].name));
-        out
-    });
+    let names: Vec<&str> = SETS.iter().map(|s| s.name).collect();
+    let outs = run_set_units(NAME, cfg, obs, proto, &names, &tasks, &jobs, |s, seed| {
+        unit(&SETS[s], tasks[s].as_ref(), proto, seed)
+    })?;
     let mut per_set: Vec<Vec<UnitOut>> = vec![Vec::new(); SETS.len()];
     for ((s, _), o) in jobs.iter().zip(outs) {
-        per_set[*s].push(o.map_err(crate::Outcome::Failed)?);
+        per_set[*s].push(o);
     }
     let mut res = crate::experiments::base(
         NAME,
@@ -1046,5 +1081,8 @@ mod tests {
         let again = run_with(&cfg, &Silent, &tiny()).unwrap_or_else(|o| panic!("{o:?}"));
         assert_eq!(table_json(&again), table);
         assert_eq!(again.per_task, res.per_task);
+        // with a unit cache every unit is kept and a run past its deadline resumes from them
+        let units = SETS.iter().map(|_| 2).sum();
+        crate::cache::assert_resumes(cfg, |c| run_with(c, &Silent, &tiny()), table_json, units);
     }
 }

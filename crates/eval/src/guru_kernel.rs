@@ -24,9 +24,9 @@ use std::time::Instant;
 use bulwark_core::{Classifier, Dataset, Error, Fit, Kernel};
 use bulwark_gaussian::KenGuruParams;
 use bulwark_online::KernelSvmParams;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::curve::run_jobs;
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
 use crate::guru::{SETS, SetSpec, best, load_tasks, parts, pct, range};
 use crate::learner::SolverTally;
@@ -52,7 +52,7 @@ fn spec(name: &str) -> &'static SetSpec {
 }
 
 /// Grids and repetitions of one mode.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 struct Protocol {
     splits: usize,
     sigma_k: Vec<i32>,
@@ -127,7 +127,7 @@ fn kernels(n: usize) -> Vec<(String, Kernel)> {
 }
 
 /// What one repetition produced.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct UnitOut {
     /// KEN-GURU and SVM test accuracy (%).
     acc: [f64; 2],
@@ -250,20 +250,17 @@ fn run_with(
 ) -> Result<ExperimentResult, crate::Outcome> {
     let start = Instant::now();
     let tasks = load_tasks(TABLE.iter().map(|(name, _)| spec(name)), cfg)?;
-    let base = crate::experiments::experiment_seed(cfg.seed, NAME);
     let jobs: Vec<(usize, usize)> = (0..TABLE.len())
         .flat_map(|s| (0..proto.splits).map(move |r| (s, r)))
         .collect();
-    obs.on_start(NAME, jobs.len() as u64);
-    let outs = run_jobs(&jobs, cfg.jobs, |&(s, r)| {
-        let seed = base ^ ((s as u64) << 32) ^ r as u64;
-        let out = unit(spec(TABLE[s].0), tasks[s].as_ref(), proto, seed);
-        obs.on_unit(NAME, &format!("{} #{r}", TABLE[s].0));
-        out
-    });
+    let names: Vec<&str> = TABLE.iter().map(|(n, _)| *n).collect();
+    let outs =
+        crate::guru::run_set_units(NAME, cfg, obs, proto, &names, &tasks, &jobs, |s, seed| {
+            unit(spec(TABLE[s].0), tasks[s].as_ref(), proto, seed)
+        })?;
     let mut per_set: Vec<Vec<UnitOut>> = vec![Vec::new(); TABLE.len()];
     for ((s, _), o) in jobs.iter().zip(outs) {
-        per_set[*s].push(o.map_err(crate::Outcome::Failed)?);
+        per_set[*s].push(o);
     }
     let mut res = crate::experiments::base(
         NAME,
@@ -430,6 +427,12 @@ mod tests {
         cfg.jobs = 1;
         let again = run_with(&cfg, &Silent, &tiny()).unwrap_or_else(|o| panic!("{o:?}"));
         assert_eq!(table_json(&again), table);
-        assert_eq!(again.per_task, res.per_task);
+        assert_eq!(again.per_task, res.per_task); // with a unit cache every unit is kept and a run past its deadline resumes from them
+        crate::cache::assert_resumes(
+            cfg,
+            |c| run_with(c, &Silent, &tiny()),
+            table_json,
+            TABLE.len(),
+        );
     }
 }

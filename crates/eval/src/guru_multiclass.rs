@@ -28,9 +28,9 @@ use bulwark_core::{Classifier, Dataset, Error, Fit, rng_for_stream};
 use bulwark_data::{class_subset, load};
 use bulwark_gaussian::MGuruParams;
 use bulwark_online::CrammerSingerParams;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::curve::run_jobs;
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
 use crate::guru::{best, loaded, pct, range, scaled, shuffled_parts, with_constant};
 use crate::learner::SolverTally;
@@ -113,7 +113,7 @@ const SETS: [SetSpec; 6] = [
 ];
 
 /// Grids and repetitions of one mode.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 struct Protocol {
     splits: usize,
     sigma_k: Vec<i32>,
@@ -183,7 +183,7 @@ impl Protocol {
 }
 
 /// What one repetition produced.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct UnitOut {
     /// Test accuracy (%) per learner.
     acc: [f64; 3],
@@ -391,22 +391,19 @@ fn run_with(
         .iter()
         .map(|s| loaded(s.name, task_data(s, cfg)))
         .collect::<Result<Vec<_>, _>>()?;
-    let base = crate::experiments::experiment_seed(cfg.seed, NAME);
     // the largest sets first, so that two workers finish together
     let mut jobs: Vec<(usize, usize)> = (0..SETS.len())
         .flat_map(|s| (0..proto.splits).map(move |r| (s, r)))
         .collect();
     jobs.sort_by_key(|&(s, r)| (std::cmp::Reverse(SETS[s].sizes[0]), s, r));
-    obs.on_start(NAME, jobs.len() as u64);
-    let outs = run_jobs(&jobs, cfg.jobs, |&(s, r)| {
-        let seed = base ^ ((s as u64) << 32) ^ r as u64;
-        let out = unit(&SETS[s], tasks[s].as_ref(), proto, seed);
-        obs.on_unit(NAME, &format!("{} #{r}", SETS[s].name));
-        out
-    });
+    let names: Vec<&str> = SETS.iter().map(|s| s.name).collect();
+    let outs =
+        crate::guru::run_set_units(NAME, cfg, obs, proto, &names, &tasks, &jobs, |s, seed| {
+            unit(&SETS[s], tasks[s].as_ref(), proto, seed)
+        })?;
     let mut per_set: Vec<Vec<(usize, UnitOut)>> = vec![Vec::new(); SETS.len()];
     for ((s, r), o) in jobs.iter().zip(outs) {
-        per_set[*s].push((*r, o.map_err(crate::Outcome::Failed)?));
+        per_set[*s].push((*r, o));
     }
     let mut res = crate::experiments::base(
         NAME,
@@ -578,7 +575,13 @@ mod tests {
         cfg.jobs = 1;
         let again = run_with(&cfg, &Silent, &tiny()).unwrap_or_else(|o| panic!("{o:?}"));
         assert_eq!(table_json(&again), table);
-        assert_eq!(again.per_task, res.per_task);
+        assert_eq!(again.per_task, res.per_task); // with a unit cache every unit is kept and a run past its deadline resumes from them
+        crate::cache::assert_resumes(
+            cfg,
+            |c| run_with(c, &Silent, &tiny()),
+            table_json,
+            SETS.len(),
+        );
     }
 
     /// The parts have the sizes of Table 5.1, every class of the set, and the constant feature.

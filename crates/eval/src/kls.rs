@@ -920,6 +920,11 @@ mod tests {
             n_test: 500,
         };
         // 1 law x 1 dimension x 4 adversaries x 2 rates x 2 seeds
-        crate::cache::assert_resumes(|cfg| run_with(cfg, &Silent, &proto), table_json, 16);
+        crate::cache::assert_resumes(
+            RunConfig::quick(4),
+            |cfg| run_with(cfg, &Silent, &proto),
+            table_json,
+            16,
+        );
     }
 }

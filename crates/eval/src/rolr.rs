@@ -566,6 +566,11 @@ mod tests {
             n_test: 200,
             sigma_e: 0.5,
         };
-        crate::cache::assert_resumes(|cfg| run_with(cfg, &Silent, &proto), table_json, 4);
+        crate::cache::assert_resumes(
+            RunConfig::quick(4),
+            |cfg| run_with(cfg, &Silent, &proto),
+            table_json,
+            4,
+        );
     }
 }
