@@ -5,7 +5,7 @@
 //! directly (Gram matrix rebuilt and fully decomposed every pass) in the same process. Writes
 //! `docs/perf-amu.md`. The runner is `bulwark-contamination`'s `amu_bench` example.
 
-use crate::bench::{cargo, num, provenance, text};
+use crate::bench::{BenchFiles, cargo, num, provenance, text};
 use crate::project_root;
 use std::fmt::Write as _;
 use std::process::Command;
@@ -23,12 +23,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         return Err(format!("unknown option `{a}`\n{}", crate::USAGE));
     }
     let root = project_root();
-    let bench = root.join("target/bench");
-    std::fs::create_dir_all(&bench).map_err(|e| e.to_string())?;
+    let files = BenchFiles::new(&root, "amu")?;
     let provenance = provenance(&root, args);
-    let results = bench.join("amu.jsonl");
+    let results = &files.results;
     if !render_only {
-        let _ = std::fs::remove_file(&results);
+        let _ = std::fs::remove_file(results);
         let fashion = if no_fashion {
             None
         } else {
@@ -38,7 +37,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             let mut cmd = Command::new(cargo());
             cmd.args(["run", "--quiet", "--release", "-p", "bulwark-contamination"])
                 .args(["--example", "amu_bench", "--", case])
-                .arg(&results)
+                .arg(results)
                 .env("RAYON_NUM_THREADS", "2")
                 .current_dir(&root);
             if case.starts_with("fashion") {
@@ -60,17 +59,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
         }
     }
-    let all = std::fs::read_to_string(&results).map_err(|e| {
-        format!(
-            "{}: {e} (run `cargo xtask bench amu` first)",
-            results.display()
-        )
-    })?;
-    let out = root.join("docs/perf-amu.md");
-    std::fs::write(&out, render(&all, &provenance))
-        .map_err(|e| format!("{}: {e}", out.display()))?;
-    println!("wrote {}", out.display());
-    Ok(())
+    files.write_page(&render(&files.results()?, &provenance))
 }
 
 fn render(lines: &str, provenance: &str) -> String {

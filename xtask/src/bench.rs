@@ -183,6 +183,49 @@ pub(crate) fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
+/// The files of a benchmark that keeps its results: the runs append to
+/// `target/bench/NAME.jsonl`, and the page `docs/perf-NAME.md` is rendered from it (again with
+/// `--render-only`).
+pub(crate) struct BenchFiles {
+    name: &'static str,
+    /// `target/bench` (created).
+    pub(crate) dir: PathBuf,
+    /// `target/bench/NAME.jsonl`.
+    pub(crate) results: PathBuf,
+    page: PathBuf,
+}
+
+impl BenchFiles {
+    pub(crate) fn new(root: &Path, name: &'static str) -> Result<Self, String> {
+        let dir = root.join("target/bench");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        Ok(Self {
+            name,
+            results: dir.join(format!("{name}.jsonl")),
+            page: root.join(format!("docs/perf-{name}.md")),
+            dir,
+        })
+    }
+
+    /// The results the runs wrote (for `--render-only`: those of the last run).
+    pub(crate) fn results(&self) -> Result<String, String> {
+        std::fs::read_to_string(&self.results).map_err(|e| {
+            format!(
+                "{}: {e} (run `cargo xtask bench {}` first)",
+                self.results.display(),
+                self.name
+            )
+        })
+    }
+
+    /// Writes the page.
+    pub(crate) fn write_page(&self, page: &str) -> Result<(), String> {
+        std::fs::write(&self.page, page).map_err(|e| format!("{}: {e}", self.page.display()))?;
+        println!("wrote {}", self.page.display());
+        Ok(())
+    }
+}
+
 /// `cargo run --quiet --release -p PACKAGE --example EXAMPLE --` from the project root with one
 /// rayon thread: a single-threaded benchmark runner, its own arguments still to add.
 pub(crate) fn one_thread_runner(root: &Path, package: &str, example: &str) -> Command {

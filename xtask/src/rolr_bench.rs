@@ -3,7 +3,7 @@
 //! (MNIST 0 vs rest with flipped labels), one thread each, in the same process and run. Writes
 //! `docs/perf-rolr.md`. The runner is `bulwark-contamination`'s `rolr_bench` example.
 
-use crate::bench::{num, one_thread_runner, provenance, text};
+use crate::bench::{BenchFiles, num, one_thread_runner, provenance, text};
 use crate::project_root;
 use std::fmt::Write as _;
 
@@ -13,21 +13,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         return Err(format!("unknown option `{}`\n{}", args[1], crate::USAGE));
     }
     let root = project_root();
-    let bench = root.join("target/bench");
-    std::fs::create_dir_all(&bench).map_err(|e| e.to_string())?;
+    let files = BenchFiles::new(&root, "rolr")?;
     let provenance = provenance(&root, args);
-    let results = bench.join("rolr.jsonl");
     if render_only {
         // the page again from the cases the last run finished
-        let all = std::fs::read_to_string(&results).map_err(|e| {
-            format!(
-                "{}: {e} (run `cargo xtask bench rolr` first)",
-                results.display()
-            )
-        })?;
-        return write_page(&root, &render(&all, &provenance));
+        return files.write_page(&render(&files.results()?, &provenance));
     }
-    let _ = std::fs::remove_file(&results);
+    let results = &files.results;
+    let _ = std::fs::remove_file(results);
     let runner = |extra: &[&str]| {
         one_thread_runner(&root, "bulwark-contamination", "rolr_bench")
             .args(extra)
@@ -51,15 +44,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             ));
         }
     }
-    let all = std::fs::read_to_string(&results).map_err(|e| e.to_string())?;
-    write_page(&root, &render(&all, &provenance))
-}
-
-fn write_page(root: &std::path::Path, page: &str) -> Result<(), String> {
-    let out = root.join("docs/perf-rolr.md");
-    std::fs::write(&out, page).map_err(|e| format!("{}: {e}", out.display()))?;
-    println!("wrote {}", out.display());
-    Ok(())
+    files.write_page(&render(&files.results()?, &provenance))
 }
 
 fn render(lines: &str, provenance: &str) -> String {

@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 use std::process::Command;
 
-use crate::bench::{num, one_thread_runner, provenance, text};
+use crate::bench::{BenchFiles, num, one_thread_runner, provenance, text};
 use crate::guru_bench::sklearn_python;
 use crate::project_root;
 
@@ -29,25 +29,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         return Err(format!("unknown option `{}`\n{}", args[1], crate::USAGE));
     }
     let root = project_root();
-    let bench = root.join("target/bench");
-    std::fs::create_dir_all(&bench).map_err(|e| e.to_string())?;
+    let files = BenchFiles::new(&root, "smo")?;
     let provenance = provenance(&root, args);
-    let results = bench.join("smo.jsonl");
     if render_only {
         // the page again from the last run's results (after a change of its layout)
-        let all = std::fs::read_to_string(&results).map_err(|e| {
-            format!(
-                "{}: {e} (run `cargo xtask bench smo` first)",
-                results.display()
-            )
-        })?;
-        let page = render(&all, None, &provenance);
-        let out = root.join("docs/perf-smo.md");
-        std::fs::write(&out, page).map_err(|e| format!("{}: {e}", out.display()))?;
-        println!("wrote {}", out.display());
-        return Ok(());
+        return files.write_page(&render(&files.results()?, None, &provenance));
     }
-    let _ = std::fs::remove_file(&results);
+    let (bench, results) = (&files.dir, &files.results);
+    let _ = std::fs::remove_file(results);
     let python = sklearn_python(&root);
     let mut peer: Result<(), String> = python.as_ref().map(|_| ()).map_err(Clone::clone);
     let runner = |extra: &[&str]| {
@@ -83,7 +72,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        let all = std::fs::read_to_string(&results).map_err(|e| e.to_string())?;
+        let all = files.results()?;
         let mine = all
             .lines()
             .find(|l| text(l, "case").as_deref() == Some(case.as_str()))
@@ -97,7 +86,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 .arg(&task)
                 .arg(format!("{}", num(&mine, "m")))
                 .arg(format!("{}", num(&mine, "n")))
-                .arg(&results)
+                .arg(results)
                 .arg(case)
                 .arg(&kernel)
                 .arg(format!("{}", num(&mine, "gamma")))
@@ -120,18 +109,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let status = one_thread_runner(&root, "bulwark-gaussian", "ken_guru_bench")
             .arg(case)
             .arg(repeats(case).to_string())
-            .arg(&results)
+            .arg(results)
             .status()
             .map_err(|e| format!("cannot run the KEN-GURU runner: {e}"))?;
         if !status.success() {
             return Err(format!("the KEN-GURU runner failed on {case} ({status})"));
         }
     }
-    let all = std::fs::read_to_string(&results).map_err(|e| e.to_string())?;
-    let page = render(&all, peer.as_ref().err().map(String::as_str), &provenance);
-    let out = root.join("docs/perf-smo.md");
-    std::fs::write(&out, page).map_err(|e| format!("{}: {e}", out.display()))?;
-    println!("wrote {}", out.display());
+    let all = files.results()?;
+    files.write_page(&render(
+        &all,
+        peer.as_ref().err().map(String::as_str),
+        &provenance,
+    ))?;
     if peer.is_ok() {
         let fixture = root.join("crates/online/tests/fixtures/libsvm_reference.json");
         std::fs::write(&fixture, reference(&all)).map_err(|e| e.to_string())?;

@@ -23,7 +23,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::curve::{CurveSpec, SplitOutcome};
+use crate::curve::CurveSpec;
 use crate::experiment::Mode;
 
 /// Format tag hashed into every key (bump it when a cached unit's meaning changes).
@@ -37,8 +37,8 @@ struct Line {
     task: String,
     split: usize,
     seconds: f64,
-    /// The unit's result: a [`SplitOutcome`] for the budget-curve experiments, the
-    /// experiment's own unit type for the others ([`UnitCache::put_as`]).
+    /// The unit's result: a [`crate::curve::SplitOutcome`] for the budget-curve experiments, the
+    /// experiment's own unit type for the others ([`UnitCache::put`]).
     outcome: serde_json::Value,
 }
 
@@ -118,14 +118,9 @@ impl UnitCache {
         self.skipped
     }
 
-    /// The stored outcome of `key` and the seconds it took.
-    pub fn get(&self, key: &UnitKey) -> Option<(f64, SplitOutcome)> {
-        self.get_as(key)
-    }
-
     /// The stored result of `key` read as a `T`, and the seconds it took; a line that does not
     /// read as a `T` is a miss (the unit runs again).
-    pub fn get_as<T: DeserializeOwned>(&self, key: &UnitKey) -> Option<(f64, T)> {
+    pub fn get<T: DeserializeOwned>(&self, key: &UnitKey) -> Option<(f64, T)> {
         let (seconds, v) = self
             .entries
             .lock()
@@ -136,20 +131,9 @@ impl UnitCache {
     }
 
     /// Stores a finished unit: appended to the file and flushed at once, so a run stopped at any
-    /// point keeps every unit finished before.
-    pub fn put(
-        &self,
-        key: &UnitKey,
-        unit: (&str, &str, usize),
-        seconds: f64,
-        outcome: &SplitOutcome,
-    ) -> Result<(), Error> {
-        self.put_as(key, unit, seconds, outcome)
-    }
-
-    /// [`UnitCache::put`] for any serialisable unit result (non-finite numbers must not
-    /// occur: JSON has none).
-    pub fn put_as<T: Serialize>(
+    /// point keeps every unit finished before. A non-finite number is written as `null`, which
+    /// reads back as a miss for a field that is not optional (JSON has no NaN).
+    pub fn put<T: Serialize>(
         &self,
         key: &UnitKey,
         (experiment, task, split): (&str, &str, usize),
@@ -274,7 +258,7 @@ pub(crate) fn run_units<J: Sync, T: Serialize + DeserializeOwned + Send>(
         .iter()
         .map(|j| {
             let c = cfg.cache.as_ref()?;
-            c.get_as::<T>(&key(j).0).map(|(_, t)| t)
+            c.get::<T>(&key(j).0).map(|(_, t)| t)
         })
         .collect();
     let n_cached = cached.iter().filter(|c| c.is_some()).count();
@@ -291,7 +275,7 @@ pub(crate) fn run_units<J: Sync, T: Serialize + DeserializeOwned + Send>(
         let out = run(&jobs[k]);
         if let (Some(cache), Ok(o)) = (&cfg.cache, &out) {
             let (key, task, split) = key(&jobs[k]);
-            if let Err(e) = cache.put_as(
+            if let Err(e) = cache.put(
                 &key,
                 (name, &task, split),
                 started.elapsed().as_secs_f64(),
