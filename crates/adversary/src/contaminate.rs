@@ -448,3 +448,82 @@ impl Contamination for NormMatchedOutliers {
         appended(clean, data, labels)
     }
 }
+
+/// Outliers aimed at a defence (the adaptive adversaries of the poisoning benchmark): `n₁`
+/// copies of clean examples moved to the norm `radius` and labelled against a reference model,
+/// `y = −sign(⟨β̂, x⟩ + b̂)` (0 → −1). The copied examples are the clean ones most aligned with
+/// `β̂` (largest `|⟨β̂, x⟩|/‖x‖`, ties by index, cycling when `n₁` exceeds them), so the copies
+/// span the directions the data uses rather than one line a learner could turn away from; each
+/// direction gets an isotropic jitter (`x̂ + jitter·h/√p`, `h ~ N(0, I_p)`, renormalised).
+///
+/// The radius is where the defence gives a point the most weight: just inside a norm filter's
+/// threshold, just below an outlier-removal cut (`‖x‖² < τ` keeps `(w·x)² < τ` for every unit
+/// `w`, whatever the top eigenvector is), or far out for a loss whose gradient grows with `‖x‖`.
+/// Appended after the clean examples (example weights, if any, get 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AimedOutliers {
+    /// Number of outliers `n₁`.
+    pub n_outliers: usize,
+    /// The reference model's weights `β̂` (one entry per feature, not all zero).
+    pub estimate: Vec<f64>,
+    /// The reference model's intercept `b̂`.
+    pub bias: f64,
+    /// The norm of every outlier (`≥ 0`).
+    pub radius: f64,
+    /// Relative size of the isotropic jitter of the direction (`≥ 0`).
+    pub jitter: f64,
+}
+
+impl Contamination for AimedOutliers {
+    fn name(&self) -> &str {
+        "aimed-outliers"
+    }
+    fn contaminate(&self, clean: &Dataset, rng: &mut Rng) -> Result<(Dataset, Vec<usize>)> {
+        let y = clean.binary_labels()?;
+        let n = clean.n_features();
+        check_vector("estimate", &self.estimate, n)?;
+        for (name, v) in [("radius", self.radius), ("jitter", self.jitter)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::param(name, v, "a finite number >= 0"));
+            }
+        }
+        if !self.bias.is_finite() {
+            return Err(Error::param("bias", self.bias, "a finite number"));
+        }
+        let x = clean.features().to_dense();
+        // the clean examples by alignment with the estimate, non-zero rows only
+        let mut order: Vec<(f64, usize)> = (0..clean.len())
+            .filter_map(|i| {
+                let r = x.row(i);
+                let norm = dot(r, r).sqrt();
+                (norm > 0.0).then(|| (dot(r, &self.estimate).abs() / norm, i))
+            })
+            .collect();
+        if order.is_empty() && self.n_outliers > 0 {
+            return Err(Error::param(
+                "data",
+                "no non-zero example",
+                "a clean example to copy",
+            ));
+        }
+        order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let spread = self.jitter / (n as f64).sqrt();
+        let mut data = x.as_slice().to_vec();
+        data.reserve(self.n_outliers * n);
+        let mut labels = y.to_vec();
+        let mut d = vec![0.0; n];
+        for t in 0..self.n_outliers {
+            let r = x.row(order[t % order.len()].1);
+            let norm = dot(r, r).sqrt();
+            for (dj, xj) in d.iter_mut().zip(r) {
+                *dj = xj / norm + spread * standard_normal(rng);
+            }
+            let dn = dot(&d, &d).sqrt();
+            let dn = if dn > 0.0 { dn } else { 1.0 };
+            let p: Vec<f64> = d.iter().map(|v| self.radius * v / dn).collect();
+            labels.push(Sign::of_score(-(dot(&self.estimate, &p) + self.bias)));
+            data.extend_from_slice(&p);
+        }
+        appended(clean, data, labels)
+    }
+}

@@ -14,8 +14,8 @@ pub use attack::{
 };
 pub use budget::AttackBudget;
 pub use contaminate::{
-    LabelNoise, LabelNoiseMode, MaliciousAdversary, MaliciousNoise, NormMatchedOutliers,
-    RolrOutliers, orthogonal_directions,
+    AimedOutliers, LabelNoise, LabelNoiseMode, MaliciousAdversary, MaliciousNoise,
+    NormMatchedOutliers, RolrOutliers, orthogonal_directions,
 };
 pub use eval::{
     Certificate, CertifyOptions, CurvePoint, DecidedBy, EvalReport, ExampleCertificate, NoiseKind,

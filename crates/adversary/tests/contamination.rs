@@ -1,7 +1,7 @@
 //! Training-time contamination and samplers.
 
 use bulwark_adversary::{
-    Distribution, LabelNoise, LabelNoiseMode, MaliciousAdversary, MaliciousNoise,
+    AimedOutliers, Distribution, LabelNoise, LabelNoiseMode, MaliciousAdversary, MaliciousNoise,
     NormMatchedOutliers, RolrOutliers, halfspace_data, orthogonal_directions, random_unit_vector,
 };
 use bulwark_core::{Contamination, Dataset, Error, Sign, rng_from_seed};
@@ -310,4 +310,66 @@ fn norm_matched_outliers_hide_at_the_inliers_norm() {
         jitter: 0.5,
     };
     assert!(bad.contaminate(&data, &mut rng_from_seed(3)).is_err());
+}
+
+/// Aimed outliers have exactly the given norm, copy the directions of the clean examples most
+/// aligned with the estimate, are labelled against it, and bad parameters are typed errors.
+#[test]
+fn aimed_outliers_copy_clean_directions_against_the_estimate() {
+    let p = 20;
+    let (u, data) = clean(200, p, 9);
+    let est: Vec<f64> = u.iter().map(|v| 2.0 * v).collect();
+    let out = AimedOutliers {
+        n_outliers: 300,
+        estimate: est.clone(),
+        bias: 0.3,
+        radius: 7.5,
+        jitter: 0.0,
+    };
+    let (d, idx) = out.contaminate(&data, &mut rng_from_seed(4)).unwrap();
+    assert_eq!(idx, (200..500).collect::<Vec<_>>());
+    let y = d.binary_labels().unwrap();
+    let x = d.features().to_dense();
+    let unit_rows: Vec<Vec<f64>> = (0..200)
+        .map(|i| {
+            let r = x.row(i);
+            let n = dot(r, r).sqrt();
+            r.iter().map(|v| v / n).collect()
+        })
+        .collect();
+    let align = |v: &[f64]| dot(v, &u).abs();
+    let mut cut: Vec<f64> = unit_rows.iter().map(|r| align(r)).collect();
+    cut.sort_by(|a, b| b.total_cmp(a));
+    for (t, &i) in idx.iter().enumerate() {
+        let r = x.row(i);
+        assert!((dot(r, r).sqrt() - 7.5).abs() < 1e-12);
+        let dir: Vec<f64> = r.iter().map(|v| v / 7.5).collect();
+        // a copy of a clean direction, the (t mod 200)-th most aligned
+        let k = unit_rows
+            .iter()
+            .position(|q| q.iter().zip(&dir).all(|(a, b)| (a - b).abs() < 1e-12))
+            .expect("a clean direction");
+        assert_eq!(align(&unit_rows[k]), cut[t % 200]);
+        assert_eq!(y[i], Sign::of_score(-(dot(&est, r) + 0.3)));
+    }
+    for bad in [
+        AimedOutliers {
+            radius: f64::NAN,
+            ..out.clone()
+        },
+        AimedOutliers {
+            jitter: -1.0,
+            ..out.clone()
+        },
+        AimedOutliers {
+            bias: f64::INFINITY,
+            ..out.clone()
+        },
+        AimedOutliers {
+            estimate: vec![0.0; p],
+            ..out.clone()
+        },
+    ] {
+        assert!(bad.contaminate(&data, &mut rng_from_seed(3)).is_err());
+    }
 }

@@ -14,6 +14,7 @@
 //! | `guru_multiclass` | Ginodi 2010 ch. 5 §4: Table 5.2 ([`crate::guru_multiclass`]) |
 //! | `rolr` | Feng et al. 2014 §6, Fig. 2, and a norm-matched adversary ([`crate::rolr`]) |
 //! | `kls` | Klivans, Long & Servedio 2009: error against the malicious-noise rate ([`crate::kls`]) |
+//! | `poisoning` | none: every training-time defence against every contamination model, adaptive adversaries included ([`crate::poisoning`]) |
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -28,7 +29,7 @@ use crate::learner::{Learner, SolverTally};
 use crate::stats::MeanSe;
 
 /// Every experiment, in the order `reproduce` runs them.
-pub const ALL: [&str; 12] = [
+pub const ALL: [&str; 13] = [
     "synth1",
     "synth2",
     "breast",
@@ -41,6 +42,7 @@ pub const ALL: [&str; 12] = [
     "guru_multiclass",
     "rolr",
     "kls",
+    "poisoning",
 ];
 
 /// How an experiment ended.
@@ -127,6 +129,7 @@ pub fn run(name: &str, cfg: &RunConfig, obs: &dyn Observer) -> Outcome {
         "guru_multiclass" => crate::guru_multiclass::run(cfg, obs),
         "rolr" => crate::rolr::run(cfg, obs),
         "kls" => crate::kls::run(cfg, obs),
+        "poisoning" => crate::poisoning::run(cfg, obs),
         other => Err(Outcome::Failed(Error::param(
             "--only",
             other,

@@ -304,15 +304,22 @@ fn accuracy(w: &[f64], d: &Dataset) -> Result<f64, Error> {
 fn task_data(spec: &SetSpec, cfg: &RunConfig) -> Result<Option<Dataset>, Error> {
     match spec.source {
         Source::ToyA | Source::ToyB => Ok(None),
-        Source::Builtin(name, pair) => {
-            let (raw, _) = load(name, cfg.data_dir.as_deref())?;
-            let task = match pair {
-                Some((a, b)) => BinaryTask::Pair(a.into(), b.into()),
-                None => BinaryTask::Natural,
-            };
-            binary_task(&raw, &task).map(Some)
-        }
+        Source::Builtin(name, pair) => builtin_task(name, pair, cfg).map(Some),
     }
+}
+
+/// The binary task of built-in data set `name`: the pair of classes `pair`, or its natural task.
+pub(crate) fn builtin_task(
+    name: &str,
+    pair: Option<(&str, &str)>,
+    cfg: &RunConfig,
+) -> Result<Dataset, Error> {
+    let (raw, _) = load(name, cfg.data_dir.as_deref())?;
+    let task = match pair {
+        Some((a, b)) => BinaryTask::Pair(a.into(), b.into()),
+        None => BinaryTask::Natural,
+    };
+    binary_task(&raw, &task)
 }
 
 /// [`task_data`] for every set, in order; a data set missing from the data directory is

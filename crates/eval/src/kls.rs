@@ -53,6 +53,7 @@ use serde_json::{Value, json};
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
 use crate::learner::SolverTally;
 use crate::plot::{Curve, LinePlot};
+use crate::report::{num, numbers};
 use crate::stats::MeanSe;
 
 /// The experiment's name.
@@ -635,19 +636,12 @@ fn table_head(first: &str, keys: &[(&str, &str)]) -> String {
     )
 }
 
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(f64::NAN)
-}
-
 /// The Markdown report.
 pub fn to_markdown(res: &ExperimentResult) -> String {
     use std::fmt::Write as _;
     let mut s = crate::report::header(res);
     let sum = &res.summary;
-    let etas: Vec<f64> = sum["etas"]
-        .as_array()
-        .map(|a| a.iter().map(num).collect())
-        .unwrap_or_default();
+    let etas: Vec<f64> = numbers(&sum["etas"]);
     let dims: Vec<u64> = sum["dims"]
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_u64).collect())
@@ -717,14 +711,8 @@ pub fn to_markdown(res: &ExperimentResult) -> String {
 /// the largest tolerated `η` against `n` (log–log) beside the claimed scalings.
 pub fn plots(res: &ExperimentResult) -> Vec<(String, LinePlot)> {
     let sum = &res.summary;
-    let etas: Vec<f64> = sum["etas"]
-        .as_array()
-        .map(|a| a.iter().map(num).collect())
-        .unwrap_or_default();
-    let dims: Vec<f64> = sum["dims"]
-        .as_array()
-        .map(|a| a.iter().map(num).collect())
-        .unwrap_or_default();
+    let etas: Vec<f64> = numbers(&sum["etas"]);
+    let dims: Vec<f64> = numbers(&sum["dims"]);
     let mut out = Vec::new();
     for (dname, by_adv) in sum["errors"].as_object().into_iter().flatten() {
         for (aname, atitle) in ADVERSARIES {

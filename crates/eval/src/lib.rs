@@ -11,8 +11,10 @@ pub mod io;
 pub mod kls;
 pub mod learner;
 pub mod plot;
+pub mod poisoning;
 pub mod report;
 pub mod rolr;
+pub mod sklearn;
 pub mod stats;
 pub mod synth;
 

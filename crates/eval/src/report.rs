@@ -377,6 +377,18 @@ pub(crate) fn solver_outcomes(s: &mut String, res: &ExperimentResult, what: &str
     }
 }
 
+/// A JSON number (`NaN` when it is not one: `null` cells print as NaN).
+pub(crate) fn num(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+/// A JSON array of numbers (empty when it is not an array).
+pub(crate) fn numbers(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .map(|a| a.iter().map(num).collect())
+        .unwrap_or_default()
+}
+
 /// The report of an experiment whose JSON layout its issue fixes: the table JSON (written as
 /// `NAME.json`, the full result going to `NAME-details.json`), its Markdown and its plots.
 struct OwnLayout {
@@ -411,6 +423,11 @@ fn own_layout(name: &str) -> Option<OwnLayout> {
             table_json: crate::kls::table_json,
             to_markdown: crate::kls::to_markdown,
             plots: crate::kls::plots,
+        }),
+        crate::poisoning::NAME => Some(OwnLayout {
+            table_json: crate::poisoning::table_json,
+            to_markdown: crate::poisoning::to_markdown,
+            plots: crate::poisoning::plots,
         }),
         _ => None,
     }

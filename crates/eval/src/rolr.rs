@@ -124,7 +124,7 @@ struct UnitOut {
 }
 
 /// `m` authentic samples: logistic labels, or sign labels when `!logistic`.
-fn inliers(
+pub(crate) fn inliers(
     beta: &[f64],
     m: usize,
     sigma_e: f64,

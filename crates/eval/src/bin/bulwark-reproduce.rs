@@ -24,7 +24,7 @@ use bulwark_eval::{ALL, Mode, Observer, Outcome, RunConfig, UnitCache, report, r
 use indicatif::{ProgressBar, ProgressStyle};
 
 const USAGE: &str = "usage: bulwark-reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]
-  experiments: synth1 synth2 breast spam icml_random usps mnist guru_binary guru_kernel guru_multiclass rolr kls
+  experiments: synth1 synth2 breast spam icml_random usps mnist guru_binary guru_kernel guru_multiclass rolr kls poisoning
   --cache FILE  keep every finished unit (one split of one task) in FILE and skip the units found there (default with --full: OUT/cache-full.jsonl)
   --stop-after MINUTES  start no unit after MINUTES; the same command resumes (exit status 3 while units are left)";
 

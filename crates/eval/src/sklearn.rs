@@ -1,0 +1,215 @@
+//! External reference points from scikit-learn (an optional dependency): logistic regression and
+//! `SGDClassifier(loss="modified_huber")` on the same training, validation and test parts as our
+//! learners, each with its regularisation chosen on the validation part.
+//!
+//! The interpreter is `BULWARK_PYTHON` when set, else `python3`, else the virtual environment
+//! the benchmarks install (`target/bench/venv-sklearn/bin/python`); it must import `sklearn`.
+//! The parts go to the child process on its standard input as raw little-endian `f64`s after a
+//! one-line JSON header, so nothing is written to disk.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use bulwark_core::{Dataset, Error};
+use serde::{Deserialize, Serialize};
+
+/// The keys and titles of the references, in table order.
+pub const REFERENCES: [(&str, &str); 2] = [
+    ("sklearn_lr", "sklearn LogisticRegression"),
+    ("sklearn_mhuber", "sklearn SGD (modified Huber)"),
+];
+
+/// The script: reads the header and the parts, selects `C` (LR) and `alpha` (SGD) on the
+/// validation part (ties to the first, the most regularised), prints the test errors as JSON.
+const SCRIPT: &str = r#"
+import sys, json, warnings
+import numpy as np
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+from sklearn.exceptions import ConvergenceWarning
+warnings.simplefilter("ignore", ConvergenceWarning)
+head = json.loads(sys.stdin.buffer.readline())
+raw = np.frombuffer(sys.stdin.buffer.read(), dtype="<f8")
+d, off, parts = head["d"], 0, []
+for m in head["sizes"]:
+    x = raw[off:off + m * d].reshape(m, d); off += m * d
+    y = raw[off:off + m]; off += m
+    parts.append((x, y))
+(xt, yt), (xv, yv), (xs, ys) = parts
+def pick(models):
+    best = None
+    for g, mk in models:
+        h = mk().fit(xt, yt)
+        v = float(np.mean(h.predict(xv) != yv))
+        if best is None or v < best[0]:
+            best = (v, g, h)
+    return {"error": float(np.mean(best[2].predict(xs) != ys)), "chosen": best[1]}
+seed = head["seed"]
+out = {
+    "sklearn_lr": pick([(c, lambda c=c: LogisticRegression(C=c, fit_intercept=False, max_iter=2000)) for c in head["lr_c"]]),
+    "sklearn_mhuber": pick([(a, lambda a=a: SGDClassifier(loss="modified_huber", alpha=a, fit_intercept=False, max_iter=2000, tol=1e-4, random_state=seed)) for a in head["sgd_alpha"]]),
+}
+print(json.dumps(out))
+"#;
+
+/// The `C` grid of LogisticRegression (most regularised first) and SGD's `alpha` grid.
+pub const LR_C: [f64; 4] = [0.01, 0.1, 1.0, 10.0];
+/// SGD's `alpha` grid (most regularised first).
+pub const SGD_ALPHA: [f64; 4] = [1e-1, 1e-2, 1e-3, 1e-4];
+
+/// One reference's test error and chosen regularisation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Reference {
+    /// Clean test error.
+    pub error: f64,
+    /// The chosen `C` or `alpha`.
+    pub chosen: f64,
+}
+
+/// Both references on one split.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct References {
+    /// `LogisticRegression`.
+    pub sklearn_lr: Reference,
+    /// `SGDClassifier(loss="modified_huber")`.
+    pub sklearn_mhuber: Reference,
+}
+
+impl References {
+    /// The references in [`REFERENCES`] order.
+    pub fn errors(&self) -> [f64; 2] {
+        [self.sklearn_lr.error, self.sklearn_mhuber.error]
+    }
+}
+
+fn imports_sklearn(python: &Path) -> bool {
+    Command::new(python)
+        .args(["-c", "import sklearn"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// An interpreter that imports scikit-learn, or why there is none.
+pub fn find_python() -> Result<PathBuf, String> {
+    let mut tried = Vec::new();
+    let env = std::env::var_os("BULWARK_PYTHON").map(PathBuf::from);
+    let candidates = env.into_iter().chain([
+        PathBuf::from("python3"),
+        PathBuf::from("target/bench/venv-sklearn/bin/python"),
+    ]);
+    for p in candidates {
+        if imports_sklearn(&p) {
+            return Ok(p);
+        }
+        tried.push(p.display().to_string());
+    }
+    Err(format!(
+        "no Python that imports scikit-learn (tried {}; set BULWARK_PYTHON, or run `cargo xtask bench guru`, which installs one)",
+        tried.join(", ")
+    ))
+}
+
+fn push_part(buf: &mut Vec<u8>, d: &Dataset) -> Result<(), Error> {
+    let n = d.n_features();
+    let mut row = vec![0.0; n];
+    for i in 0..d.len() {
+        d.row(i).to_dense_into(&mut row);
+        row.iter()
+            .for_each(|v| buf.extend_from_slice(&v.to_le_bytes()));
+    }
+    for y in d.binary_labels()? {
+        buf.extend_from_slice(&y.as_f64().to_le_bytes());
+    }
+    Ok(())
+}
+
+/// Runs both references on `train` / `val` / `test` (same features) with `python`.
+pub fn run(
+    python: &Path,
+    train: &Dataset,
+    val: &Dataset,
+    test: &Dataset,
+    seed: u64,
+) -> Result<References, Error> {
+    let fail = |message: String| Error::Numerical {
+        algorithm: "scikit-learn reference".into(),
+        message,
+    };
+    let head = serde_json::json!({
+        "d": train.n_features(),
+        "sizes": [train.len(), val.len(), test.len()],
+        "seed": seed % (1 << 31),
+        "lr_c": LR_C,
+        "sgd_alpha": SGD_ALPHA,
+    });
+    let mut buf = head.to_string().into_bytes();
+    buf.push(b'\n');
+    for part in [train, val, test] {
+        push_part(&mut buf, part)?;
+    }
+    let mut child = Command::new(python)
+        .args(["-c", SCRIPT])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| fail(format!("cannot run {}: {e}", python.display())))?;
+    child
+        .stdin
+        .take()
+        .ok_or_else(|| fail("no standard input".into()))?
+        .write_all(&buf)
+        .map_err(|e| fail(format!("writing the parts: {e}")))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| fail(format!("waiting: {e}")))?;
+    if !out.status.success() {
+        return Err(fail(format!(
+            "exited with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| fail(format!("its output: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bulwark_core::{DenseMatrix, Sign};
+
+    /// Where scikit-learn is installed, both references run and separate a separable set;
+    /// elsewhere the search says why it found none.
+    #[test]
+    fn references_run_where_sklearn_is_installed() {
+        let python = match find_python() {
+            Ok(p) => p,
+            Err(why) => {
+                assert!(why.contains("BULWARK_PYTHON"), "{why}");
+                return;
+            }
+        };
+        let part = |m: usize, off: f64| {
+            let x: Vec<f64> = (0..m)
+                .flat_map(|i| [i as f64 / m as f64 - 0.5 + off, 1.0])
+                .collect();
+            let y = (0..m)
+                .map(|i| Sign::of_score(i as f64 / m as f64 - 0.5 + off))
+                .collect();
+            Dataset::binary("t", DenseMatrix::try_new(m, 2, x).unwrap(), y).unwrap()
+        };
+        let r = run(
+            &python,
+            &part(60, 0.0),
+            &part(40, 0.003),
+            &part(50, 0.007),
+            3,
+        )
+        .unwrap();
+        assert!(r.sklearn_lr.error < 0.1, "{r:?}");
+        assert!(r.sklearn_mhuber.error < 0.2, "{r:?}");
+        assert!(LR_C.contains(&r.sklearn_lr.chosen));
+    }
+}
