@@ -295,7 +295,10 @@ struct DefenceOut {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct UnitOut {
     defences: Vec<DefenceOut>,
-    /// Contaminated training points the MAD norm filter removed, and clean ones.
+    /// Training rows the MAD norm filter removed: appended outliers, and the other rows (for the
+    /// flip and malicious-noise models, which replace rather than append, every removed row is
+    /// counted in the second entry; `mad_filter_removed` in the details calls them `dirty` and
+    /// `clean`).
     filter_removed: [usize; 2],
     /// scikit-learn's references on the same parts (`--full`, where it is installed).
     sklearn: Option<crate::sklearn::References>,
