@@ -521,6 +521,7 @@ fn shrunk(d: &Dataset, s: f64) -> Result<Dataset, Error> {
 fn defences(
     proto: &Protocol,
     train: &Dataset,
+    filtered: &Dataset,
     val: &Dataset,
     test: &Dataset,
     seed: u64,
@@ -545,16 +546,10 @@ fn defences(
                     .fit(train)?;
                 Ok((r.model, report_note(&r.report)))
             }),
-            "lr_p" => {
-                let kept = NormFilter::new(NormThreshold::mad(), 0)
-                    .filter(&train.view())?
-                    .kept
-                    .to_dataset();
-                select(&proto.lr_l2, parts, &what, notes, |l2| {
-                    let r = LogregParams::new().l2(l2).intercept(false).fit(&kept)?;
-                    Ok((r.model, report_note(&r.report)))
-                })
-            }
+            "lr_p" => select(&proto.lr_l2, parts, &what, notes, |l2| {
+                let r = LogregParams::new().l2(l2).intercept(false).fit(filtered)?;
+                Ok((r.model, report_note(&r.report)))
+            }),
             "average" => select(&[f64::NAN], parts, &what, notes, |_| {
                 let r = AveragingParams::new().fit(train)?;
                 Ok((r.model, report_note(&r.report)))
@@ -735,17 +730,19 @@ fn unit(
         let v = contaminate(model, eps, &val, &r, smallest, &mut rng)?;
         (t, v)
     };
-    // what the MAD filter does with it (rows past the clean part are appended outliers)
+    // the MAD filter, once: LR+P trains on what it keeps, and what it removes is reported (rows
+    // past the clean part are appended outliers)
     let kept = NormFilter::new(NormThreshold::mad(), 0).filter(&train.view())?;
     let m_clean = spec.sizes[0];
     let dirty = kept.removed.iter().filter(|&&i| i >= m_clean).count();
     out.filter_removed = [dirty, kept.removed.len() - dirty];
+    let filtered = kept.kept.to_dataset();
     let what = if e == 0 {
         format!("{} clean", spec.name)
     } else {
         format!("{} {} eps={eps}", spec.name, MODELS[model].0)
     };
-    defences(proto, &train, &val, &test, seed, &what, &mut out)?;
+    defences(proto, &train, &filtered, &val, &test, seed, &what, &mut out)?;
     if let Some(py) = python {
         match crate::sklearn::run(py, &train, &val, &test, seed) {
             Ok(r) => out.sklearn = Some(r),
