@@ -709,7 +709,7 @@ fn unit(
     task: Option<&Dataset>,
     (model, e): (usize, usize),
     seed: u64,
-    python: Option<&std::path::Path>,
+    sklearn: Option<&crate::sklearn::Sklearn>,
 ) -> Result<UnitOut, Error> {
     let (train, val, test) = draw(spec, task, seed)?;
     let eps = proto.rates[e];
@@ -743,8 +743,8 @@ fn unit(
         format!("{} {} eps={eps}", spec.name, MODELS[model].0)
     };
     defences(proto, &train, &filtered, &val, &test, seed, &what, &mut out)?;
-    if let Some(py) = python {
-        match crate::sklearn::run(py, &train, &val, &test, seed) {
+    if let Some(sk) = sklearn {
+        match sk.run(&train, &val, &test, seed) {
             Ok(r) => out.sklearn = Some(r),
             Err(e) => out.notes.push(format!("{what} scikit-learn: {e}")),
         }
@@ -787,9 +787,9 @@ fn run_with(
         .collect();
     let base = crate::experiments::experiment_seed(cfg.seed, NAME);
     let mut skipped = None;
-    let python = if proto.sklearn {
+    let sklearn = if proto.sklearn {
         match crate::sklearn::find_python() {
-            Ok(p) => Some(p),
+            Ok(p) => Some(crate::sklearn::Sklearn::new(p)),
             Err(why) => {
                 let note = format!("scikit-learn references skipped: {why}");
                 obs.on_note(NAME, &note);
@@ -843,7 +843,7 @@ fn run_with(
                 tasks[s].as_ref(),
                 (model, e),
                 seed,
-                python.as_deref(),
+                sklearn.as_ref(),
             );
             obs.on_unit(NAME, &format!("{} #{r}", cell_name(job)));
             out

@@ -7,9 +7,10 @@
 //! The parts go to the child process on its standard input as raw little-endian `f64`s after a
 //! one-line JSON header, so nothing is written to disk.
 
-use std::io::Write as _;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
 
 use bulwark_core::{Dataset, Error};
 use serde::{Deserialize, Serialize};
@@ -22,21 +23,18 @@ pub const REFERENCES: [(&str, &str); 2] = [
 
 /// The script: reads the header and the parts, selects `C` (LR) and `alpha` (SGD) on the
 /// validation part (ties to the first, the most regularised), prints the test errors as JSON.
+/// Warnings are silenced: nobody drains its standard error while it serves.
+///
+/// It serves requests until its standard input closes: a request is a one-line JSON header
+/// (with the payload's length in `bytes`) and the payload; the answer is one JSON line, either the
+/// references or `{"error": ...}` (so the process, which imports scikit-learn once — about 1.5 s —
+/// is reused by unit after unit).
 const SCRIPT: &str = r#"
-import sys, json, warnings
+import sys, json, warnings, traceback
 import numpy as np
 from sklearn.linear_model import LogisticRegression, SGDClassifier
-from sklearn.exceptions import ConvergenceWarning
-warnings.simplefilter("ignore", ConvergenceWarning)
-head = json.loads(sys.stdin.buffer.readline())
-raw = np.frombuffer(sys.stdin.buffer.read(), dtype="<f8")
-d, off, parts = head["d"], 0, []
-for m in head["sizes"]:
-    x = raw[off:off + m * d].reshape(m, d); off += m * d
-    y = raw[off:off + m]; off += m
-    parts.append((x, y))
-(xt, yt), (xv, yv), (xs, ys) = parts
-def pick(models):
+warnings.simplefilter("ignore")
+def pick(models, xt, yt, xv, yv, xs, ys):
     best = None
     for g, mk in models:
         h = mk().fit(xt, yt)
@@ -44,12 +42,31 @@ def pick(models):
         if best is None or v < best[0]:
             best = (v, g, h)
     return {"error": float(np.mean(best[2].predict(xs) != ys)), "chosen": best[1]}
-seed = head["seed"]
-out = {
-    "sklearn_lr": pick([(c, lambda c=c: LogisticRegression(C=c, fit_intercept=False, max_iter=2000)) for c in head["lr_c"]]),
-    "sklearn_mhuber": pick([(a, lambda a=a: SGDClassifier(loss="modified_huber", alpha=a, fit_intercept=False, max_iter=2000, tol=1e-4, random_state=seed)) for a in head["sgd_alpha"]]),
-}
-print(json.dumps(out))
+def answer(head, raw):
+    d, off, parts = head["d"], 0, []
+    for m in head["sizes"]:
+        x = raw[off:off + m * d].reshape(m, d); off += m * d
+        y = raw[off:off + m]; off += m
+        parts.append((x, y))
+    (xt, yt), (xv, yv), (xs, ys) = parts
+    seed = head["seed"]
+    return {
+        "sklearn_lr": pick([(c, lambda c=c: LogisticRegression(C=c, fit_intercept=False, max_iter=2000)) for c in head["lr_c"]], xt, yt, xv, yv, xs, ys),
+        "sklearn_mhuber": pick([(a, lambda a=a: SGDClassifier(loss="modified_huber", alpha=a, fit_intercept=False, max_iter=2000, tol=1e-4, random_state=seed)) for a in head["sgd_alpha"]], xt, yt, xv, yv, xs, ys),
+    }
+inp = sys.stdin.buffer
+while True:
+    line = inp.readline()
+    if not line:
+        break
+    try:
+        head = json.loads(line)
+        raw = np.frombuffer(inp.read(head["bytes"]), dtype="<f8")
+        out = answer(head, raw)
+    except Exception:
+        out = {"error": traceback.format_exc()}
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
 "#;
 
 /// The `C` grid of LogisticRegression (most regularised first) and SGD's `alpha` grid.
@@ -125,54 +142,128 @@ fn push_part(buf: &mut Vec<u8>, d: &Dataset) -> Result<(), Error> {
     Ok(())
 }
 
-/// Runs both references on `train` / `val` / `test` (same features) with `python`.
-pub fn run(
-    python: &Path,
-    train: &Dataset,
-    val: &Dataset,
-    test: &Dataset,
-    seed: u64,
-) -> Result<References, Error> {
-    let fail = |message: String| Error::Numerical {
-        algorithm: "scikit-learn reference".into(),
-        message,
-    };
-    let head = serde_json::json!({
-        "d": train.n_features(),
-        "sizes": [train.len(), val.len(), test.len()],
-        "seed": seed % (1 << 31),
-        "lr_c": LR_C,
-        "sgd_alpha": SGD_ALPHA,
-    });
-    let mut buf = head.to_string().into_bytes();
-    buf.push(b'\n');
-    for part in [train, val, test] {
-        push_part(&mut buf, part)?;
+/// A running interpreter serving [`SCRIPT`].
+#[derive(Debug)]
+struct Worker {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Worker {
+    fn spawn(python: &Path) -> Result<Self, String> {
+        let mut child = Command::new(python)
+            .args(["-c", SCRIPT])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+        let stdin = child.stdin.take().ok_or("no standard input")?;
+        let stdout = child.stdout.take().ok_or("no standard output")?;
+        Ok(Self {
+            child,
+            stdin: Some(stdin),
+            stdout: BufReader::new(stdout),
+        })
     }
-    let mut child = Command::new(python)
-        .args(["-c", SCRIPT])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| fail(format!("cannot run {}: {e}", python.display())))?;
-    child
-        .stdin
-        .take()
-        .ok_or_else(|| fail("no standard input".into()))?
-        .write_all(&buf)
-        .map_err(|e| fail(format!("writing the parts: {e}")))?;
-    let out = child
-        .wait_with_output()
-        .map_err(|e| fail(format!("waiting: {e}")))?;
-    if !out.status.success() {
-        return Err(fail(format!(
-            "exited with {}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+
+    /// Sends one request and reads its answer line.
+    fn ask(&mut self, request: &[u8]) -> Result<String, String> {
+        let stdin = self.stdin.as_mut().ok_or("closed")?;
+        let sent = stdin.write_all(request).and_then(|()| stdin.flush());
+        let mut line = String::new();
+        let read = sent.and_then(|()| self.stdout.read_line(&mut line));
+        match read {
+            Ok(n) if n > 0 => Ok(line),
+            // it died: what it said on its standard error says why
+            other => {
+                self.stdin = None;
+                let _ = self.child.kill();
+                let mut err = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    let _ = e.read_to_string(&mut err);
+                }
+                let _ = self.child.wait();
+                Err(match other {
+                    Err(e) => format!("the interpreter failed ({e}): {}", err.trim()),
+                    Ok(_) => format!("the interpreter exited: {}", err.trim()),
+                })
+            }
+        }
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| fail(format!("its output: {e}")))
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // closing its standard input ends the serving loop
+        self.stdin = None;
+        let _ = self.child.wait();
+    }
+}
+
+/// The references' runner: a pool of interpreters, each importing scikit-learn once and reused
+/// by call after call (one per concurrent caller; `Sync`).
+#[derive(Debug)]
+pub struct Sklearn {
+    python: PathBuf,
+    idle: Mutex<Vec<Worker>>,
+}
+
+impl Sklearn {
+    /// A runner using `python` (e.g. from [`find_python`]); interpreters start on first use.
+    pub fn new(python: PathBuf) -> Self {
+        Self {
+            python,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Runs both references on `train` / `val` / `test` (same features).
+    pub fn run(
+        &self,
+        train: &Dataset,
+        val: &Dataset,
+        test: &Dataset,
+        seed: u64,
+    ) -> Result<References, Error> {
+        let fail = |message: String| Error::Numerical {
+            algorithm: "scikit-learn reference".into(),
+            message,
+        };
+        let mut payload = Vec::new();
+        for part in [train, val, test] {
+            push_part(&mut payload, part)?;
+        }
+        let head = serde_json::json!({
+            "d": train.n_features(),
+            "sizes": [train.len(), val.len(), test.len()],
+            "seed": seed % (1 << 31),
+            "lr_c": LR_C,
+            "sgd_alpha": SGD_ALPHA,
+            "bytes": payload.len(),
+        });
+        let mut request = head.to_string().into_bytes();
+        request.push(b'\n');
+        request.extend_from_slice(&payload);
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut worker = match idle {
+            Some(w) => w,
+            None => Worker::spawn(&self.python).map_err(fail)?,
+        };
+        let line = worker.ask(&request).map_err(fail)?;
+        // a worker that answered (even with an error of its own) serves the next call
+        self.idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(worker);
+        let value: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| fail(format!("its output: {e}")))?;
+        if let Some(e) = value.get("error") {
+            return Err(fail(e.as_str().unwrap_or_default().trim().to_string()));
+        }
+        serde_json::from_value(value).map_err(|e| fail(format!("its output: {e}")))
+    }
 }
 
 #[cfg(test)]
@@ -200,14 +291,21 @@ mod tests {
                 .collect();
             Dataset::binary("t", DenseMatrix::try_new(m, 2, x).unwrap(), y).unwrap()
         };
-        let r = run(
-            &python,
-            &part(60, 0.0),
-            &part(40, 0.003),
-            &part(50, 0.007),
-            3,
-        )
-        .unwrap();
+        let sk = Sklearn::new(python);
+        let r = sk
+            .run(&part(60, 0.0), &part(40, 0.003), &part(50, 0.007), 3)
+            .unwrap();
+        // the same interpreter answers again, identically, and reports a bad request as an
+        // error without dying
+        assert_eq!(sk.idle.lock().unwrap().len(), 1);
+        let again = sk
+            .run(&part(60, 0.0), &part(40, 0.003), &part(50, 0.007), 3)
+            .unwrap();
+        assert_eq!(r, again);
+        let one_class = part(60, 10.0);
+        let bad = sk.run(&one_class, &part(40, 0.003), &part(50, 0.007), 3);
+        assert!(bad.is_err(), "{bad:?}");
+        assert_eq!(sk.idle.lock().unwrap().len(), 1);
         assert!(r.sklearn_lr.error < 0.1, "{r:?}");
         assert!(r.sklearn_mhuber.error < 0.2, "{r:?}");
         assert!(LR_C.contains(&r.sklearn_lr.chosen));
