@@ -44,6 +44,93 @@ fn ray_minimiser(obj: &Objective<'_>, p: &[f64]) -> f64 {
     golden(value, 0.0, 2.0 * hi)
 }
 
+/// The minimiser over `t > 0` of `G(t d̂)` as the root of its derivative
+/// `Σ c_m (σ r(u_m) − p_m f̃'(u_m))`, `u_m = (1 − t p_m)/(σt)` (increasing: `G` is convex on the
+/// ray), by doubling and then bisection to the last bits — the root moves only at first order
+/// with rounding in `p`, where a search on the values of a flat `G` is good to `√ε` (the
+/// kernel and the linear SGD must land on the same point). `None` when `G` increases from
+/// `t = 0` or no sign change is found.
+fn ray_root(obj: &Objective<'_>, p: &[f64]) -> Option<f64> {
+    let spec = obj.spec();
+    let slope = |t: f64| -> f64 {
+        let a = spec.sigma * t;
+        (0..p.len())
+            .map(|i| {
+                let u = (1.0 - t * p[i]) / a;
+                obj.weight(i)
+                    * (spec.sigma * spec.loss.scale_derivative(u) - p[i] * spec.loss.d1(u))
+            })
+            .sum()
+    };
+    let pmax = p.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    if !(pmax > 0.0 && pmax.is_finite()) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0.0, 1.0 / pmax);
+    let mut found = false;
+    for _ in 0..200 {
+        if slope(hi) >= 0.0 {
+            found = true;
+            break;
+        }
+        lo = hi;
+        hi *= 2.0;
+    }
+    if !found || (lo == 0.0 && slope(hi * 1e-12) >= 0.0) {
+        return None;
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if slope(mid) >= 0.0 {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(0.5 * (lo + hi))
+}
+
+/// Moves a point `w ≠ 0` (of norm `norm` in the noise norm, objective `value`, margin terms
+/// `b_m = 1 − y_m wᵀx_m`) to the minimiser `τw` of `G` on its ray, from the margins alone (they
+/// scale with the point: no pass over the data). When that lowers `G`, writes the new margin
+/// terms into `b` and returns `(τ, G(τw))`; `along` is scratch of the length of `b`.
+///
+/// At the minimiser on the ray `G = Σ c_m f̃'(u_m)`, the dual objective at `α_m = c_m f̃'(u_m)`
+/// (Euler's identity for the 1-homogeneous perspective `g(a, b) = a f̃(b/a)`: `g = a g_a + b g_b`,
+/// and `dG/dτ = 0` cancels the `g_a` terms), so the certificate's gap there is only what the
+/// feasibility scaling `κ` (3.17) costs, which is second order in the direction's error.
+pub(crate) fn onto_ray_minimum(
+    obj: &Objective<'_>,
+    norm: f64,
+    value: f64,
+    b: &mut [f64],
+    along: &mut [f64],
+) -> Option<(f64, f64)> {
+    if !(norm > 0.0 && norm.is_finite()) {
+        return None;
+    }
+    for (p, b) in along.iter_mut().zip(b.iter()) {
+        *p = (1.0 - b) / norm;
+    }
+    let t = ray_root(obj, along)?;
+    let spec = obj.spec();
+    let a = spec.sigma * t;
+    let moved: f64 = (0..along.len())
+        .map(|i| obj.weight(i) * crate::loss::perspective(spec.loss, a, 1.0 - t * along[i]))
+        .sum();
+    // (a NaN never moves the point)
+    if moved.partial_cmp(&value) != Some(std::cmp::Ordering::Less) {
+        return None;
+    }
+    for (b, p) in b.iter_mut().zip(along.iter()) {
+        *b = 1.0 - t * p;
+    }
+    Some((t / norm, moved))
+}
+
 fn golden(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64) -> f64 {
     let r = 0.5 * (5f64.sqrt() - 1.0);
     let mut c = b - r * (b - a);

@@ -12,8 +12,9 @@
 //!
 //! Everything else is GURU's SGD (`sgd.rs`): `t` from 1, `w = 0` at the start (where the limit
 //! `γ = 1`, `μ = η₀/√t` applies), examples drawn by the same seeded ChaCha8 stream, `β` held as
-//! `s·b` so that a rescale is O(1), the same check schedule, suffix average, certificate and
-//! stopping rule. With the linear kernel the iterates are GURU's (tested to 1e-10).
+//! `s·b` so that a rescale is O(1), the same check schedule, suffix average, ray step,
+//! certificate and stopping rule. With the linear kernel the iterates are GURU's (tested to
+//! 1e-10).
 //!
 //! A step costs one Gram row (from a [`GramCache`] within the user's byte cap, else `O(M n)` to
 //! compute) and an `O(M)` inner product; a check costs a product with the Gram matrix (`M` rows).
@@ -28,6 +29,7 @@ use bulwark_core::{
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::batch::onto_ray_minimum;
 use crate::hyperparams::check_sgd;
 use crate::loss::{Loss, NoiseNorm, perspective};
 use crate::objective::{Certificate, Objective, RobustLoss};
@@ -323,6 +325,8 @@ impl KenGuruParams {
         let mut margins = vec![0.0; m];
         let mut dual_coef = vec![0.0; m];
         let mut kp = vec![0.0; m];
+        let mut along = vec![0.0; m];
+        let mut ray = vec![0.0; m];
         let mut epochs = 0;
         let mut converged = false;
         while epochs < self.max_epochs {
@@ -343,12 +347,24 @@ impl KenGuruParams {
                 if which == 0 {
                     st.nsq = nu * nu;
                 }
-                let a = self.sigma * nu;
+                let mut a = self.sigma * nu;
                 let mut g = 0.0;
                 for (mi, (b, z)) in margins.iter_mut().zip(&zeta).enumerate() {
                     *b = 1.0 - p.y[mi] * z;
                     g += p.weight(mi) * perspective(self.loss, a, *b);
                 }
+                // moved to the minimum of G on its ray, as GURU's SGD does (sgd.rs, *ray step*)
+                let on_ray = match onto_ray_minimum(&obj, nu, g, &mut margins, &mut along) {
+                    Some((factor, moved)) => {
+                        g = moved;
+                        a *= factor;
+                        for (r, c) in ray.iter_mut().zip(cand) {
+                            *r = c * factor;
+                        }
+                        true
+                    }
+                    None => false,
+                };
                 // the dual point α_m = c_m f̃'(u_m) and ‖Σ α y φ(x)‖ = √(pᵀKp), p = α∘y
                 for (mi, d) in dual_coef.iter_mut().enumerate() {
                     let f1 = if a > 0.0 {
@@ -363,7 +379,11 @@ impl KenGuruParams {
                 gram.product(&dual_coef, &mut kp);
                 let vnorm = dot(&dual_coef, &kp).max(0.0).sqrt();
                 let cert = obj.certificate_at(a, &margins, vnorm, g);
-                checks.offer(which, &beta, cert);
+                if on_ray {
+                    checks.offer_point(&ray, cert);
+                } else {
+                    checks.offer(which, &beta, cert);
+                }
             }
             if checks.settle() <= self.tolerance {
                 converged = true;

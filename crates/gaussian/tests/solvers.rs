@@ -335,6 +335,43 @@ fn sgd_reaches_its_certified_gap_and_is_seeded() {
     assert_ne!(sgd.model, other.model);
 }
 
+/// GURU's SGD returns its best checked point moved to the minimum of G on its ray, where
+/// `G = Σ Φ(u_m)` (the dual objective at `α_m = Φ(u_m)`), so the certificate's gap is only the
+/// feasibility scaling; checked with the independent formula, unconverged, at several σ.
+#[test]
+fn sgd_output_sits_at_the_minimum_of_its_ray() {
+    let data = gaussian_classes(300, 5, 1.0, 0.1, 8);
+    let y = data.binary_labels().unwrap();
+    for (sigma, eta0) in [(0.5, 0.5), (0.1, 4.0), (2.0, 0.05)] {
+        let (sgd, _) = GuruParams::new()
+            .sigma(sigma)
+            .solver(Solver::Sgd)
+            .eta0(eta0)
+            .seed(5)
+            .tolerance(1e-14)
+            .max_epochs(12)
+            .fit_certified(&data)
+            .unwrap();
+        let w = sgd.model.weights();
+        let g = objective_from_formula(&data, w, sigma);
+        let s = sigma * w.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let alpha_sum: f64 = (0..data.len())
+            .map(|i| {
+                let b = 1.0 - y[i].as_f64() * data.row(i).dot(w);
+                0.5 * statrs_erfc(-b / s / 2f64.sqrt())
+            })
+            .sum();
+        assert!(
+            (g - alpha_sum).abs() <= 1e-9 * g,
+            "sigma {sigma}: G {g} vs sum alpha {alpha_sum}"
+        );
+        for f in [1.0 - 1e-3, 1.0 + 1e-3] {
+            let scaled: Vec<f64> = w.iter().map(|v| v * f).collect();
+            assert!(objective_from_formula(&data, &scaled, sigma) > g);
+        }
+    }
+}
+
 /// A warm start along the σ path certifies the cold start's optimum at every σ, in fewer Newton
 /// iterations at the small-σ end where the cold start is hardest (it may even stop at its
 /// iteration limit there); a useless start is ignored.
