@@ -45,52 +45,76 @@ fn ray_minimiser(obj: &Objective<'_>, p: &[f64]) -> f64 {
 }
 
 /// The minimiser over `t > 0` of `G(t d̂)` as the root of its derivative
-/// `Σ c_m (σ r(u_m) − p_m f̃'(u_m))`, `u_m = (1 − t p_m)/(σt)` (increasing: `G` is convex on the
-/// ray), by doubling and then bisection to the last bits — the root moves only at first order
-/// with rounding in `p`, where a search on the values of a flat `G` is good to `√ε` (the
-/// kernel and the linear SGD must land on the same point). `None` when `G` increases from
-/// `t = 0` or no sign change is found.
-fn ray_root(obj: &Objective<'_>, p: &[f64]) -> Option<f64> {
+/// `G'(t) = Σ c_m (σ r(u_m) − p_m f̃'(u_m))`, `u_m = (1 − t p_m)/(σt)`, which increases with
+/// `G''(t) = Σ c_m f̃''(u_m)/(σt³)` (`G` is convex on the ray): bracketed by doubling or halving
+/// from `t0`, then safeguarded Newton (bisection when a step leaves the bracket) to the last
+/// bits. A root moves only at first order with rounding in `p`, where a search on the values of
+/// a flat `G` is good to `√ε` (the kernel and the linear SGD must land on the same point).
+/// `None` when `G` does not decrease from `t = 0` or no sign change is found.
+fn ray_root(obj: &Objective<'_>, p: &[f64], t0: f64) -> Option<f64> {
     let spec = obj.spec();
-    let slope = |t: f64| -> f64 {
-        let a = spec.sigma * t;
-        (0..p.len())
-            .map(|i| {
-                let u = (1.0 - t * p[i]) / a;
-                obj.weight(i)
-                    * (spec.sigma * spec.loss.scale_derivative(u) - p[i] * spec.loss.d1(u))
-            })
-            .sum()
+    let (sigma, loss) = (spec.sigma, spec.loss);
+    let slope = |t: f64| -> (f64, f64) {
+        let a = sigma * t;
+        let (mut g1, mut g2) = (0.0, 0.0);
+        for (i, &pi) in p.iter().enumerate() {
+            let u = (1.0 - t * pi) / a;
+            let c = obj.weight(i);
+            g1 += c * (sigma * loss.scale_derivative(u) - pi * loss.d1(u));
+            g2 += c * loss.d2(u);
+        }
+        (g1, g2 / (a * t * t))
     };
-    let pmax = p.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
-    if !(pmax > 0.0 && pmax.is_finite()) {
+    if !(t0 > 0.0 && t0.is_finite()) {
         return None;
     }
-    let (mut lo, mut hi) = (0.0, 1.0 / pmax);
+    // the bracket [lo, hi]: slope(lo) < 0 ≤ slope(hi)
+    let (mut lo, mut hi) = (t0, t0);
+    let s0 = slope(t0);
     let mut found = false;
-    for _ in 0..200 {
-        if slope(hi) >= 0.0 {
-            found = true;
-            break;
+    if s0.0 >= 0.0 {
+        for _ in 0..400 {
+            lo *= 0.5;
+            if slope(lo).0 < 0.0 {
+                found = true;
+                break;
+            }
+            hi = lo;
         }
-        lo = hi;
-        hi *= 2.0;
+    } else {
+        for _ in 0..400 {
+            hi *= 2.0;
+            if slope(hi).0 >= 0.0 {
+                found = true;
+                break;
+            }
+            lo = hi;
+        }
     }
-    if !found || (lo == 0.0 && slope(hi * 1e-12) >= 0.0) {
+    if !found {
         return None;
     }
+    let mut t = 0.5 * (lo + hi);
     for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
+        let (g1, g2) = slope(t);
+        if g1 >= 0.0 {
+            hi = t;
+        } else {
+            lo = t;
+        }
+        let newton = t - g1 / g2;
+        let next = if newton.is_finite() && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        if next == t || hi - lo <= 4.0 * f64::EPSILON * hi || (next - t).abs() <= 1e-15 * t {
+            t = next;
             break;
         }
-        if slope(mid) >= 0.0 {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
+        t = next;
     }
-    Some(0.5 * (lo + hi))
+    Some(t)
 }
 
 /// Moves a point `w ≠ 0` (of norm `norm` in the noise norm, objective `value`, margin terms
@@ -115,7 +139,8 @@ pub(crate) fn onto_ray_minimum(
     for (p, b) in along.iter_mut().zip(b.iter()) {
         *p = (1.0 - b) / norm;
     }
-    let t = ray_root(obj, along)?;
+    // the point itself is at t = norm on the ray of d̂ = w/norm
+    let t = ray_root(obj, along, norm)?;
     let spec = obj.spec();
     let a = spec.sigma * t;
     let moved: f64 = (0..along.len())
