@@ -231,21 +231,27 @@ impl Sklearn {
             algorithm: "scikit-learn reference".into(),
             message,
         };
-        let mut payload = Vec::new();
-        for part in [train, val, test] {
-            push_part(&mut payload, part)?;
-        }
+        let parts = [train, val, test];
+        // each row's features and its label, as f64
+        let bytes = 8 * (train.n_features() + 1) * parts.iter().map(|p| p.len()).sum::<usize>();
         let head = serde_json::json!({
             "d": train.n_features(),
             "sizes": [train.len(), val.len(), test.len()],
             "seed": seed % (1 << 31),
             "lr_c": LR_C,
             "sgd_alpha": SGD_ALPHA,
-            "bytes": payload.len(),
+            "bytes": bytes,
         });
         let mut request = head.to_string().into_bytes();
         request.push(b'\n');
-        request.extend_from_slice(&payload);
+        let start = request.len();
+        request.reserve(bytes);
+        for part in parts {
+            push_part(&mut request, part)?;
+        }
+        if request.len() - start != bytes {
+            return Err(fail("the parts differ in their number of features".into()));
+        }
         let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let mut worker = match idle {
             Some(w) => w,

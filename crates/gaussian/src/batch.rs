@@ -119,8 +119,9 @@ fn ray_root(obj: &Objective<'_>, p: &[f64], t0: f64) -> Option<f64> {
 
 /// Moves a point `w ≠ 0` (of norm `norm` in the noise norm, objective `value`, margin terms
 /// `b_m = 1 − y_m wᵀx_m`) to the minimiser `τw` of `G` on its ray, from the margins alone (they
-/// scale with the point: no pass over the data). When that lowers `G`, writes the new margin
-/// terms into `b` and returns `(τ, G(τw))`; `along` is scratch of the length of `b`.
+/// scale with the point: no pass over the data). When that lowers `G`, writes `τw` into `out`
+/// and the new margin terms into `b`, and returns `(τ, G(τw))`; `along` is scratch of the
+/// length of `b`.
 ///
 /// At the minimiser on the ray `G = Σ c_m f̃'(u_m)`, the dual objective at `α_m = c_m f̃'(u_m)`
 /// (Euler's identity for the 1-homogeneous perspective `g(a, b) = a f̃(b/a)`: `g = a g_a + b g_b`,
@@ -128,6 +129,8 @@ fn ray_root(obj: &Objective<'_>, p: &[f64], t0: f64) -> Option<f64> {
 /// feasibility scaling `κ` (3.17) costs, which is second order in the direction's error.
 pub(crate) fn onto_ray_minimum(
     obj: &Objective<'_>,
+    w: &[f64],
+    out: &mut [f64],
     norm: f64,
     value: f64,
     b: &mut [f64],
@@ -153,7 +156,11 @@ pub(crate) fn onto_ray_minimum(
     for (b, p) in b.iter_mut().zip(along.iter()) {
         *b = 1.0 - t * p;
     }
-    Some((t / norm, moved))
+    let factor = t / norm;
+    for (o, x) in out.iter_mut().zip(w) {
+        *o = x * factor;
+    }
+    Some((factor, moved))
 }
 
 fn golden(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64) -> f64 {

@@ -354,17 +354,12 @@ impl KenGuruParams {
                     g += p.weight(mi) * perspective(self.loss, a, *b);
                 }
                 // moved to the minimum of G on its ray, as GURU's SGD does (sgd.rs, *ray step*)
-                let on_ray = match onto_ray_minimum(&obj, nu, g, &mut margins, &mut along) {
-                    Some((factor, moved)) => {
-                        g = moved;
-                        a *= factor;
-                        for (r, c) in ray.iter_mut().zip(cand) {
-                            *r = c * factor;
-                        }
-                        true
-                    }
-                    None => false,
-                };
+                let moved = onto_ray_minimum(&obj, cand, &mut ray, nu, g, &mut margins, &mut along);
+                let on_ray = moved.is_some();
+                if let Some((factor, moved)) = moved {
+                    g = moved;
+                    a *= factor;
+                }
                 // the dual point α_m = c_m f̃'(u_m) and ‖Σ α y φ(x)‖ = √(pᵀKp), p = α∘y
                 for (mi, d) in dual_coef.iter_mut().enumerate() {
                     let f1 = if a > 0.0 {

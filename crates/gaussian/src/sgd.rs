@@ -142,17 +142,12 @@ pub(crate) fn solve(
             let cand = checks.candidate(which, &w);
             let mut value = obj.value_into(cand, &mut b);
             // the candidate moved to the minimum of G on its ray (module docs, *ray step*)
-            let on_ray = match onto_ray_minimum(obj, spec.norm.of(cand), value, &mut b, &mut along)
-            {
-                Some((factor, moved)) => {
-                    value = moved;
-                    for (r, c) in ray.iter_mut().zip(cand) {
-                        *r = c * factor;
-                    }
-                    true
-                }
-                None => false,
-            };
+            let norm = spec.norm.of(cand);
+            let moved = onto_ray_minimum(obj, cand, &mut ray, norm, value, &mut b, &mut along);
+            let on_ray = moved.is_some();
+            if let Some((_, moved)) = moved {
+                value = moved;
+            }
             let point = if on_ray { &ray[..] } else { cand };
             obj.gradient_from(point, &b, &mut dual_v, &mut grad);
             grad.fill(0.0);
