@@ -422,6 +422,20 @@ fn active_set_step(
             *cj += aj;
         }
     }
+    // the Gram matrix of the tied rows, once: a row that leaves the face only drops its row and
+    // column (`slot[i]` is tied row i's place in it), so every round's system has the same
+    // entries as if it were formed anew
+    let q0 = tied.len();
+    let mut gram = vec![0.0; q0 * q0];
+    for i in 0..q0 {
+        let ri = &a[tied[i] * p..(tied[i] + 1) * p];
+        for j in 0..=i {
+            let v = dot(ri, &a[tied[j] * p..(tied[j] + 1) * p]);
+            gram[i * q0 + j] = v;
+            gram[j * q0 + i] = v;
+        }
+    }
+    let mut slot: Vec<usize> = (0..q0).collect();
     loop {
         let q = tied.len();
         if q == 0 || in_count > k || in_count + q < k {
@@ -433,8 +447,9 @@ fn active_set_step(
         let mut kkt = Mat::<f64>::zeros(q + 1, q + 1);
         let mut rhs = Mat::<f64>::zeros(q + 1, 1);
         for i in 0..q {
+            let gi = &gram[slot[i] * q0..(slot[i] + 1) * q0];
             for j in 0..=i {
-                let v = dot(row(i), row(j));
+                let v = gi[slot[j]];
                 kkt[(i, j)] = v;
                 kkt[(j, i)] = v;
             }
@@ -464,6 +479,7 @@ fn active_set_step(
             }
             Some(i) => {
                 let ix = tied.swap_remove(i);
+                slot.swap_remove(i);
                 if sol[(i, 0)] > 1.0 {
                     t[ix] = 1.0;
                     in_count += 1;
