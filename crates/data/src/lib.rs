@@ -2,6 +2,7 @@
 
 pub mod csvfile;
 pub mod idx;
+pub mod image;
 mod labels;
 pub mod libsvm;
 pub mod mi;
@@ -14,6 +15,7 @@ pub mod tasks;
 
 pub use csvfile::{parse_csv, parse_csv_with};
 pub use idx::parse_idx;
+pub use image::mean_pool;
 pub use libsvm::parse_libsvm;
 pub use mi::{max_threshold_mi, mutual_information_values};
 pub use options::{MISSING_TOKENS, MissingPolicy, ReadOptions};

@@ -128,6 +128,14 @@ const JUDGE_RATE: f64 = 0.2;
 enum Source {
     /// A built-in data set, its natural binary task or a pair of classes.
     Builtin(&'static str, Option<(&'static str, &'static str)>),
+    /// A built-in image set's pair of classes with every `pool × pool` block of its
+    /// `width × height` images replaced by its mean ([`bulwark_data::mean_pool`]).
+    Pooled {
+        set: &'static str,
+        pair: (&'static str, &'static str),
+        image: [usize; 2],
+        pool: usize,
+    },
     /// RoLR's model (Feng et al. §6): `x ~ N(0, I_20)`, `y = sign(⟨β, x⟩ + v)`, `v ~ N(0, 0.5²)`.
     RolrModel,
     /// KLS's: uniform on the unit ball of `R^50`, `y = sign(u·x)`.
@@ -195,9 +203,15 @@ impl Protocol {
             ),
             set(
                 "mnist_4v7",
-                Source::Builtin("mnist10k", Some(("4", "7"))),
-                // 500 training images: at 1000 a unit takes 70-130 s (RoLR's active set, A_mlc's
-                // rounds and the LP at d = 785), two thirds of the full run
+                // 14 x 14 and 500 training images: at 28 x 28 a unit took 40-307 s (1000
+                // training images: 70-130 s without the worst models), the LP at N = 0, RoLR's
+                // active set and A_mlc's spectra growing with d^2 to d^3; see the design diary
+                Source::Pooled {
+                    set: "mnist10k",
+                    pair: ("4", "7"),
+                    image: [28, 28],
+                    pool: 2,
+                },
                 [500, 500, 1010],
             ),
             set("rolr_model", Source::RolrModel, [1000, 500, 2000]),
@@ -243,10 +257,24 @@ impl Protocol {
                 "data: {}; a seeded shuffle per repetition ({} repetitions), features scaled onto [-1, 1] by the clean training part's range and centred on its mean, one constant feature appended for every defence",
                 self.sets
                     .iter()
-                    .map(|s| format!(
-                        "{} {}/{}/{}",
-                        s.name, s.sizes[0], s.sizes[1], s.sizes[2]
-                    ))
+                    .map(|s| {
+                        let pooled = match s.source {
+                            Source::Pooled {
+                                image: [w, h],
+                                pool,
+                                ..
+                            } => format!(
+                                " ({w} x {h} images as {} x {}: means of {pool} x {pool} blocks)",
+                                w / pool,
+                                h / pool
+                            ),
+                            _ => String::new(),
+                        };
+                        format!(
+                            "{} {}/{}/{}{pooled}",
+                            s.name, s.sizes[0], s.sizes[1], s.sizes[2]
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join(", "),
                 self.seeds
@@ -640,6 +668,20 @@ fn defences(
     Ok(())
 }
 
+/// A built-in set's binary task, pooled where its source says so (`None`: a synthetic set).
+fn task_data(spec: &SetSpec, cfg: &RunConfig) -> Result<Option<Dataset>, Error> {
+    match spec.source {
+        Source::Builtin(name, pair) => builtin_task(name, pair, cfg).map(Some),
+        Source::Pooled {
+            set,
+            pair,
+            image: [w, h],
+            pool,
+        } => bulwark_data::mean_pool(&builtin_task(set, Some(pair), cfg)?, w, h, pool).map(Some),
+        Source::RolrModel | Source::KlsBall => Ok(None),
+    }
+}
+
 /// A set's examples for repetition `seed`: train, validation and test, scaled, no constant.
 fn draw(
     spec: &SetSpec,
@@ -649,8 +691,10 @@ fn draw(
     let mut rng = rng_for_stream(seed, 1);
     let [a, b, c] = spec.sizes;
     let (train, val, test) = match (spec.source, task) {
-        (Source::Builtin(..), Some(d)) => shuffled_parts(d, spec.name, spec.sizes, &mut rng)?,
-        (Source::Builtin(name, _), None) => {
+        (Source::Builtin(..) | Source::Pooled { .. }, Some(d)) => {
+            shuffled_parts(d, spec.name, spec.sizes, &mut rng)?
+        }
+        (Source::Builtin(name, _) | Source::Pooled { set: name, .. }, None) => {
             return Err(Error::param(
                 "data set",
                 name,
@@ -757,6 +801,25 @@ pub fn run(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, crat
     run_with(cfg, obs, &Protocol::for_mode(cfg.mode))
 }
 
+/// The cache key of repetition `rep` of cell `task` of set `s`: the mode, the master seed, the
+/// set's place and spec, its data's fingerprint and the rest of the protocol (`rest`: `proto`
+/// without its sets), so that changing one set's spec leaves the other sets' units cached.
+fn unit_key(
+    proto: &Protocol,
+    rest: &Protocol,
+    s: usize,
+    task: &str,
+    rep: usize,
+    cfg: &RunConfig,
+    fingerprint: &str,
+) -> crate::cache::UnitKey {
+    crate::cache::UnitKey::of(
+        (NAME, task, rep),
+        (cfg.mode, cfg.seed),
+        &(s, &proto.sets[s], rest, fingerprint),
+    )
+}
+
 /// `(set, repetition, model, rate)`; the clean cell is `(s, r, 0, 0)`.
 type Job = (usize, usize, usize, usize);
 
@@ -770,12 +833,7 @@ fn run_with(
     let tasks: Vec<Option<Dataset>> = proto
         .sets
         .iter()
-        .map(|spec| match spec.source {
-            Source::Builtin(name, pair) => {
-                loaded(spec.name, builtin_task(name, pair, cfg)).map(Some)
-            }
-            _ => Ok(None),
-        })
+        .map(|spec| loaded(spec.name, task_data(spec, cfg)))
         .collect::<Result<_, _>>()?;
     let fingerprints: Vec<String> = tasks
         .iter()
@@ -785,6 +843,10 @@ fn run_with(
             _ => s.name.to_string(),
         })
         .collect();
+    let rest = Protocol {
+        sets: Vec::new(),
+        ..proto.clone()
+    };
     let base = crate::experiments::experiment_seed(cfg.seed, NAME);
     let mut skipped = None;
     let sklearn = if proto.sklearn {
@@ -828,11 +890,7 @@ fn run_with(
         &jobs,
         |job| {
             let task = cell_name(job);
-            let key = crate::cache::UnitKey::of(
-                (NAME, &task, job.1),
-                (cfg.mode, cfg.seed),
-                &(proto, &fingerprints[job.0]),
-            );
+            let key = unit_key(proto, &rest, job.0, &task, job.1, cfg, &fingerprints[job.0]);
             (key, task, job.1)
         },
         |job @ &(s, r, model, e)| {
@@ -1357,12 +1415,37 @@ mod tests {
         let proto = Protocol::for_mode(Mode::Full);
         assert_eq!(proto.sets.len(), 8);
         for spec in &proto.sets {
-            if let Source::Builtin(name, pair) = spec.source {
-                let d = builtin_task(name, pair, &RunConfig::quick(0))
-                    .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+            if let Some(d) = task_data(spec, &RunConfig::quick(0))
+                .unwrap_or_else(|e| panic!("{}: {e}", spec.name))
+            {
                 assert!(d.len() >= spec.sizes.iter().sum::<usize>(), "{}", spec.name);
+                if spec.name == "mnist_4v7" {
+                    assert_eq!(d.n_features(), 14 * 14);
+                }
             }
         }
+    }
+
+    /// A unit's cache key covers its own set's spec and the shared protocol, not the other
+    /// sets' specs: changing one set keeps the others' finished units.
+    #[test]
+    fn a_unit_key_ignores_the_other_sets() {
+        let cfg = RunConfig::quick(0);
+        let key = |p: &Protocol, s: usize| {
+            let rest = Protocol {
+                sets: Vec::new(),
+                ..p.clone()
+            };
+            unit_key(p, &rest, s, "t", 0, &cfg, "fp")
+        };
+        let p = tiny();
+        let mut other = p.clone();
+        other.sets[1].sizes[0] += 1;
+        assert_eq!(key(&p, 0), key(&other, 0));
+        assert_ne!(key(&p, 1), key(&other, 1));
+        let mut shared = p.clone();
+        shared.lp_c.push(10.0);
+        assert_ne!(key(&p, 0), key(&shared, 0));
     }
 
     /// With a unit cache a run stores every unit and resumes past a deadline to the same table.
