@@ -174,13 +174,15 @@ impl UnitCache {
     /// (`None`: every unit).
     pub fn seconds(&self, experiment: Option<&str>) -> f64 {
         let prefix = experiment.map(|e| format!("{e}/"));
-        self.entries
-            .lock()
-            .expect("cache lock")
+        let entries = self.entries.lock().expect("cache lock");
+        // summed in key order, so the same cache gives the same total to the last bit
+        let mut parts: Vec<(&String, f64)> = entries
             .iter()
             .filter(|(k, _)| prefix.as_ref().is_none_or(|p| k.starts_with(p.as_str())))
-            .map(|(_, (s, _))| s)
-            .sum()
+            .map(|(k, (s, _))| (k, *s))
+            .collect();
+        parts.sort_by(|a, b| a.0.cmp(b.0));
+        parts.iter().map(|(_, s)| s).sum()
     }
 }
 

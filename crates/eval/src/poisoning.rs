@@ -935,7 +935,17 @@ fn run_with(
     res.budgets = proto.rates.clone();
     res.repetitions = proto.seeds;
     res.protocol = proto.notes();
-    res.protocol.extend(skipped);
+    // the references' absence is noted only where a unit lacks them: a run that finds every
+    // unit in the cache gives the same report with or without Python
+    let lacking = outs.iter().filter(|o| o.sklearn.is_none()).count();
+    if proto.sklearn && lacking > 0 {
+        let why = skipped
+            .unwrap_or_else(|| "scikit-learn references failed (the units' notes say why)".into());
+        res.protocol.push(format!(
+            "{why}; {lacking} of {} units have none, and a set's table shows a reference only where all its units have it",
+            outs.len()
+        ));
+    }
     let stat = |v: &[&UnitOut], k: usize| -> MeanSe {
         MeanSe::of(
             &v.iter()
