@@ -193,8 +193,9 @@ impl DsxLp {
         chain
     }
 
-    /// `bulwark-lp`'s settings for an engine attempt (its own retry without equilibration is
-    /// off: it is an attempt of the chain here, so it is reported).
+    /// `bulwark-lp`'s settings for an engine attempt (its own retries are off: a retry without
+    /// equilibration is an attempt of the chain here, so it is reported, and the regularised
+    /// retry would answer unreported).
     fn engine_settings(&self, backend: LpBackend, equilibrate: bool) -> Result<IpmSettings> {
         let choice = match backend {
             LpBackend::Dense => BackendChoice::Dense,
@@ -207,6 +208,7 @@ impl DsxLp {
             .backend(choice)
             .equilibrate(equilibrate)
             .retry_unscaled(false)
+            .retry_regularized(false)
             .presolve(backend != LpBackend::EngineStructured)
             .build()
             .map_err(|e| DeletionError::Lp(e.into()))

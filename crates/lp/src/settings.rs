@@ -38,8 +38,11 @@ pub struct IpmSettings {
     pub equilibrate: bool,
     /// Number of Ruiz sweeps (default 15).
     pub equilibrate_iters: u32,
-    /// After a `numerical_error` on the equilibrated problem, retry once without
-    /// equilibration (default true; iterations of both attempts are counted).
+    /// After a `numerical_error`, retry once with the built-in backend's static
+    /// regularisation multiplied by 100 (default true; not with a user backend).
+    pub retry_regularized: bool,
+    /// After a `numerical_error` on the equilibrated problem (and the regularised retry),
+    /// retry once without equilibration (default true; iterations of every attempt are counted).
     pub retry_unscaled: bool,
     /// Light presolve: drop empty/free rows, fix empty columns (default true).
     /// Fixed variables are always eliminated.
@@ -78,6 +81,7 @@ impl Default for IpmSettings {
             verbose: false,
             equilibrate: true,
             equilibrate_iters: 15,
+            retry_regularized: true,
             retry_unscaled: true,
             presolve: true,
             free_reg: 1e-8,
@@ -188,6 +192,8 @@ impl IpmSettingsBuilder {
         equilibrate: bool,
         /// See [`IpmSettings::equilibrate_iters`].
         equilibrate_iters: u32,
+        /// See [`IpmSettings::retry_regularized`].
+        retry_regularized: bool,
         /// See [`IpmSettings::retry_unscaled`].
         retry_unscaled: bool,
         /// See [`IpmSettings::presolve`].

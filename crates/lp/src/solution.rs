@@ -110,6 +110,9 @@ pub struct Solution {
     pub kkt: KktInfo,
     /// Per-iteration history (when `record_history` is set).
     pub history: Vec<IterationInfo>,
+    /// The retries after a numerical failure, in order, each with the failure that caused it
+    /// (empty when the first attempt answered); `iterations` counts every attempt.
+    pub retries: Vec<String>,
 }
 
 impl Solution {
@@ -129,6 +132,7 @@ impl Solution {
             cols: problem.num_vars(),
             nnz: problem.nnz(),
             backend: self.kkt.name.to_string(),
+            retries: self.retries.clone(),
         }
     }
 }
@@ -162,4 +166,7 @@ pub struct SolveSummary {
     pub nnz: usize,
     /// KKT backend name.
     pub backend: String,
+    /// The retries after a numerical failure ([`Solution::retries`]; absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retries: Vec<String>,
 }

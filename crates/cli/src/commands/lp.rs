@@ -64,6 +64,9 @@ pub(crate) fn solve(args: &LpSolveArgs, ui: Ui, out: &mut dyn Write) -> anyhow::
             "residuals   primal {:.2e}, dual {:.2e}, gap {:.2e}",
             summary.primal_residual, summary.dual_residual, summary.gap
         )?;
+        for r in &summary.retries {
+            writeln!(out, "retried     {r}")?;
+        }
     }
     Ok(())
 }

@@ -46,6 +46,7 @@ pub(super) fn decided_solution(
         seconds: start.elapsed().as_secs_f64(),
         kkt,
         history: Vec::new(),
+        retries: Vec::new(),
     }
 }
 
@@ -110,6 +111,7 @@ impl<'m, 'b> Engine<'m, 'b> {
             seconds: start.elapsed().as_secs_f64(),
             kkt: self.kkt.info(),
             history,
+            retries: Vec::new(),
         }
     }
 }
