@@ -4,7 +4,7 @@
 mod common;
 
 use bulwark_lp::{IpmSettings, Status, solve};
-use common::{random_feasible_lp, rel_err};
+use common::{random_feasible_lp, rel_err, row_scaled};
 use proptest::prelude::*;
 
 proptest! {
@@ -26,23 +26,7 @@ proptest! {
         let lp = random_feasible_lp(seed);
         // every row multiplied by `s` (and flipped when scale < 1): same feasible set
         let s = if scale < 1.0 { -scale } else { scale };
-        let mut b = bulwark_lp::LpBuilder::new(lp.sense());
-        b.offset(lp.offset());
-        for j in 0..lp.num_vars() {
-            b.add_var(lp.objective()[j], lp.col_lower()[j], lp.col_upper()[j]);
-        }
-        let a = lp.matrix();
-        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); lp.num_rows()];
-        for j in 0..lp.num_vars() {
-            for q in a.col_ptr[j]..a.col_ptr[j + 1] {
-                rows[a.row_idx[q]].push((j, s * a.values[q]));
-            }
-        }
-        for (i, r) in rows.iter().enumerate() {
-            let (lo, up) = (s * lp.row_lower()[i], s * lp.row_upper()[i]);
-            b.add_row(lo.min(up), lo.max(up), r);
-        }
-        let scaled = b.build().unwrap();
+        let scaled = row_scaled(&lp, s);
         let s1 = solve(&lp, &IpmSettings::default()).unwrap();
         let s2 = solve(&scaled, &IpmSettings::default()).unwrap();
         prop_assert_eq!((s1.status, s2.status), (Status::Optimal, Status::Optimal));
@@ -58,23 +42,7 @@ proptest! {
 #[test]
 fn row_scaling_by_495_is_solved_by_the_regularised_retry() {
     let lp = random_feasible_lp(36922);
-    let s = 495.578_299_117_024_1;
-    let mut b = bulwark_lp::LpBuilder::new(lp.sense());
-    b.offset(lp.offset());
-    for j in 0..lp.num_vars() {
-        b.add_var(lp.objective()[j], lp.col_lower()[j], lp.col_upper()[j]);
-    }
-    let a = lp.matrix();
-    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); lp.num_rows()];
-    for j in 0..lp.num_vars() {
-        for q in a.col_ptr[j]..a.col_ptr[j + 1] {
-            rows[a.row_idx[q]].push((j, s * a.values[q]));
-        }
-    }
-    for (i, r) in rows.iter().enumerate() {
-        b.add_row(s * lp.row_lower()[i], s * lp.row_upper()[i], r);
-    }
-    let scaled = b.build().unwrap();
+    let scaled = row_scaled(&lp, 495.578_299_117_024_1);
     let s1 = solve(&lp, &IpmSettings::default()).unwrap();
     let s2 = solve(&scaled, &IpmSettings::default()).unwrap();
     assert_eq!((s1.status, s2.status), (Status::Optimal, Status::Optimal));

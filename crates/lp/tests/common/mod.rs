@@ -293,6 +293,19 @@ pub fn random_unbounded_lp(seed: u64) -> LpProblem {
 
 /// Copies a problem into a builder.
 pub fn rebuild(p: &LpProblem) -> LpBuilder {
+    rebuild_row_scaled(p, 1.0)
+}
+
+/// `p` with every row (coefficients and both bounds) multiplied by `s` (`s < 0` swaps the
+/// bounds): the same feasible set and optimum.
+pub fn row_scaled(p: &LpProblem, s: f64) -> LpProblem {
+    rebuild_row_scaled(p, s)
+        .build()
+        .expect("a row-scaled valid problem is valid")
+}
+
+/// [`rebuild`] with every row multiplied by `s` (exact copy at `s = 1`).
+fn rebuild_row_scaled(p: &LpProblem, s: f64) -> LpBuilder {
     let mut b = LpBuilder::new(p.sense());
     b.offset(p.offset());
     for j in 0..p.num_vars() {
@@ -302,11 +315,12 @@ pub fn rebuild(p: &LpProblem) -> LpBuilder {
     let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); p.num_rows()];
     for j in 0..p.num_vars() {
         for q in a.col_ptr[j]..a.col_ptr[j + 1] {
-            rows[a.row_idx[q]].push((j, a.values[q]));
+            rows[a.row_idx[q]].push((j, s * a.values[q]));
         }
     }
     for (i, r) in rows.iter().enumerate() {
-        b.add_row(p.row_lower()[i], p.row_upper()[i], r);
+        let (lo, up) = (s * p.row_lower()[i], s * p.row_upper()[i]);
+        b.add_row(lo.min(up), lo.max(up), r);
     }
     b
 }
