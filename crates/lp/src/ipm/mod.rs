@@ -254,6 +254,7 @@ impl<'a> IpmSolver<'a> {
         let mut model = model;
         let mut prior_iterations = 0u32;
         let mut retries: Vec<String> = Vec::new();
+        let (mut regularised, mut unscaled) = (false, false);
         let (sol, reason) = loop {
             backend.analyze(KktProblem {
                 a: model.a.as_ref(),
@@ -280,15 +281,12 @@ impl<'a> IpmSolver<'a> {
             // static regularisation raised, then the model without equilibration
             let next = if !failed {
                 None
-            } else if self.settings.retry_regularized
-                && !user_backend
-                && !retries.iter().any(|r| r.starts_with("regularised"))
-            {
+            } else if self.settings.retry_regularized && !user_backend && !regularised {
                 Some(Retry::Regularized)
             } else if self.settings.retry_unscaled
                 && self.settings.equilibrate
                 && !keep
-                && !retries.iter().any(|r| r.starts_with("unscaled"))
+                && !unscaled
             {
                 Some(Retry::Unscaled)
             } else {
@@ -305,6 +303,7 @@ impl<'a> IpmSolver<'a> {
             );
             match next {
                 Retry::Regularized => {
+                    regularised = true;
                     retries.push(format!(
                         "regularised: static regularisation x{RETRY_REG_FACTOR} after {why}"
                     ));
@@ -314,6 +313,7 @@ impl<'a> IpmSolver<'a> {
                     });
                 }
                 Retry::Unscaled => {
+                    unscaled = true;
                     retries.push(format!("unscaled: without equilibration after {why}"));
                     if !user_backend {
                         backend = built_in(reg);
