@@ -13,7 +13,7 @@
 //! Every buffer is allocated before the first iteration.
 
 use crate::algorithm::Outcome;
-use crate::objective::Objective;
+use crate::objective::{CorrectionScratch, Objective};
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -210,6 +210,10 @@ fn outcome(
     }
 }
 
+/// Newton iterations without the certified gap halving (the objective settled) before the
+/// plain certificate's dual point is corrected ([`Objective::certificate_corrected`]).
+const STALL: usize = 10;
+
 pub(crate) fn solve(
     obj: &Objective<'_>,
     tolerance: f64,
@@ -271,23 +275,67 @@ pub(crate) fn solve(
     let mut cg_total = 0;
     let mut g0 = f64::NAN;
     let mut stopped = None;
+    let mut corr = CorrectionScratch::default();
+    let mut anchor = f64::INFINITY;
+    let mut stalled = 0;
+    let mut last_value = f64::INFINITY;
     loop {
         value = obj.value_into(&w, &mut b);
         let r_sum = obj.gradient_from(&w, &b, &mut v, &mut g);
         passes += 2;
-        let certificate = obj.certificate(&w, &b, &v, value);
+        let mut certificate = obj.certificate(&w, &b, &v, value);
+        let plain_gap = certificate.relative_gap;
+        if plain_gap <= 0.5 * anchor {
+            anchor = plain_gap;
+            stalled = 0;
+        } else {
+            stalled += 1;
+        }
+        // the objective's relative decrease in the last iteration: while it exceeds the
+        // tolerance no certificate can meet the tolerance
+        let decrease = (last_value - value) / value;
+        last_value = value;
+        if plain_gap > tolerance
+            && ((stalled >= STALL && decrease <= tolerance)
+                || iterations >= max_iter
+                || stopped.is_some())
+        {
+            // the objective has settled but the plain certificate has not halved for STALL
+            // iterations, or the solver is about to stop short (near the hinge the plain bound
+            // is first order in the direction's error): its dual point corrected, within the
+            // passes made so far
+            let budget = passes.saturating_sub(corr.passes());
+            certificate =
+                obj.certificate_corrected(certificate, &w, &b, &v, tolerance, budget, &mut corr);
+            stalled = 0;
+            anchor = anchor.min(certificate.relative_gap);
+        }
         let gnorm = dot(&g, &g).sqrt();
         if g0.is_nan() {
             g0 = gnorm.max(1e-300);
         }
         if certificate.relative_gap <= tolerance {
-            return outcome(w, certificate, iterations, cg_total, passes, None);
+            return outcome(
+                w,
+                certificate,
+                iterations,
+                cg_total,
+                passes + corr.passes(),
+                None,
+            );
         }
         if iterations >= max_iter {
             stopped.get_or_insert_with(|| format!("iteration limit {max_iter}"));
         }
         if let Some(why) = stopped {
-            return outcome(w, certificate, iterations, cg_total, passes, Some(why));
+            return outcome(
+                w,
+                certificate,
+                iterations,
+                cg_total,
+                passes + corr.passes(),
+                Some(why),
+            );
         }
         iterations += 1;
 

@@ -13,8 +13,9 @@
 //! Everything else is GURU's SGD (`sgd.rs`): `t` from 1, `w = 0` at the start (where the limit
 //! `γ = 1`, `μ = η₀/√t` applies), examples drawn by the same seeded ChaCha8 stream, `β` held as
 //! `s·b` so that a rescale is O(1), the same check schedule, suffix average, ray step,
-//! certificate and stopping rule. With the linear kernel the iterates are GURU's (tested to
-//! 1e-10).
+//! certificate and stopping rule — except the certificate's correction near the hinge
+//! ([`crate::Objective::certificate_corrected`], which needs the features), so GURU may certify
+//! and stop sooner. With the linear kernel the iterates are GURU's (tested to 1e-10).
 //!
 //! A step costs one Gram row (from a [`GramCache`] within the user's byte cap, else `O(M n)` to
 //! compute) and an `O(M)` inner product; a check costs a product with the Gram matrix (`M` rows).
