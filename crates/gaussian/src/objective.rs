@@ -394,7 +394,7 @@ impl<'a> Objective<'a> {
     /// near the optimum it moves `α` towards the optimal dual point and leaves the examples far
     /// from the margin (`W_m ≈ 0`) alone. Each round's point is certified like any dual point
     /// (the `κ` scaling), so the bound is rigorous whatever the correction's accuracy.
-    /// Rounds stop after [`CORRECTION_ROUNDS`], when no shift lowers the residual, when the
+    /// Rounds stop after 8 rounds, when no shift lowers the residual, when the
     /// gap is at most `enough`, or when the call has cost `budget` passes over the data. A round costs two conjugate-gradient solves (two passes over
     /// the examples with `W_m > 0` per iteration) and a pass per trial shift.
     pub fn certificate_corrected(
@@ -658,12 +658,12 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// At most this many conjugate-gradient iterations (and at most the dimension) for the dual
-/// point's correction in [`Objective::certificate_corrected`].
+/// At most this many conjugate-gradient iterations per solve of the dual point's correction in [`Objective::certificate_corrected`].
 const CORRECTION_CG_MAX: usize = 100;
-/// The correction's conjugate gradients stop at this residual relative to `‖v_⊥‖`.
+/// The correction's conjugate gradients stop at this residual relative to the right-hand side
+/// (an inexact Newton step: the rounds tighten it).
 const CORRECTION_CG_TOL: f64 = 1e-3;
-/// At most this many rounds of the correction (each a conjugate-gradient solve).
+/// At most this many rounds of the correction (each two conjugate-gradient solves).
 const CORRECTION_ROUNDS: usize = 8;
 /// Steps `1, 1/2, …` tried per round.
 const CORRECTION_STEPS: usize = 6;
