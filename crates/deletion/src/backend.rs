@@ -102,10 +102,10 @@ impl StructuredBackend {
             let (lam, xi) = (z[a0 + k], z[a0 + k + 1]);
             let mut s = lp.p_i[i] * lam + lp.y[i] * zb + xi;
             for (t, nz) in (lp.indptr[i]..lp.indptr[i + 1]).enumerate() {
-                let j = lp.indices[nz];
+                let j = if lp.dense { t } else { lp.indices[nz] };
                 let alpha = z[a0 + t];
                 s -= alpha;
-                out[r0 + 1 + t] = lp.yx[nz] * z[j] - lp.v[j] * lam + alpha;
+                out[r0 + 1 + t] = lp.y[i] * lp.x[nz] * z[j] - lp.v[j] * lam + alpha;
             }
             out[r0] = s;
         }
@@ -122,9 +122,9 @@ impl StructuredBackend {
             out[n] += lp.y[i] * ua;
             let mut lam = lp.p_i[i] * ua;
             for (t, nz) in (lp.indptr[i]..lp.indptr[i + 1]).enumerate() {
-                let j = lp.indices[nz];
+                let j = if lp.dense { t } else { lp.indices[nz] };
                 let ub = u[r0 + 1 + t];
-                out[j] += lp.yx[nz] * ub;
+                out[j] += lp.y[i] * lp.x[nz] * ub;
                 out[a0 + t] = ub - ua;
                 lam -= lp.v[j] * ub;
             }
@@ -189,9 +189,10 @@ impl KktBackend for StructuredBackend {
     fn analyze(&mut self, problem: KktProblem<'_>) -> Result<(), KktError> {
         self.verify(&problem)?;
         let lp = &self.lp;
+        let indices = lp.csr_indices();
         let rows = RowsRef::Csr {
             indptr: &lp.indptr,
-            indices: &lp.indices,
+            indices: &indices,
             values: &lp.x,
             n: lp.n(),
         };

@@ -342,9 +342,15 @@ impl DsxLp {
         // LP (4) weighs every example alike: example weights are refused, not ignored
         data.reject_weights("lp")?;
         let budget = self.feature_budget(data.n_features())?;
-        let parts: Vec<Dataset> = match self.chunks {
-            None | Some(1) => vec![data.clone()],
+        // one LP on the caller's data, borrowed (no copy of the features), or the bagging chunks
+        let chunks: Vec<Dataset> = match self.chunks {
+            None | Some(1) => Vec::new(),
             Some(k) => chunk(data, k, self.seed)?,
+        };
+        let parts: Vec<&Dataset> = if chunks.is_empty() {
+            vec![data]
+        } else {
+            chunks.iter().collect()
         };
         let bagging = parts.len() > 1;
         let n = data.n_features();

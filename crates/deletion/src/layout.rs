@@ -27,10 +27,9 @@ pub struct Lp4 {
     n: usize,
     /// Row pointers of the supports (CSR-style over examples).
     pub(crate) indptr: Vec<usize>,
-    /// Column indices of the supports.
+    /// Column indices of the supports (empty for dense data, whose example `i`'s entry `t` is
+    /// column `t`: [`Lp4::cols`]).
     pub(crate) indices: Vec<usize>,
-    /// `y_i x_ij` over the supports.
-    pub(crate) yx: Vec<f64>,
     /// The data values `x_ij` over the supports.
     pub(crate) x: Vec<f64>,
     /// Labels ±1.
@@ -72,12 +71,10 @@ impl Lp4 {
         indptr.push(0);
         match data.features() {
             Features::Dense(d) => {
-                indices.reserve(m * n);
                 x.reserve(m * n);
                 for i in 0..m {
-                    indices.extend(0..n);
                     x.extend_from_slice(d.row(i));
-                    indptr.push(indices.len());
+                    indptr.push(x.len());
                 }
             }
             Features::Sparse(s) => {
@@ -93,23 +90,24 @@ impl Lp4 {
         let total = budget.total();
         let mut v0 = Vec::with_capacity(m);
         let mut p_i = Vec::with_capacity(m);
-        let mut yx = Vec::with_capacity(x.len());
         for i in 0..m {
-            let supp: f64 = indices[indptr[i]..indptr[i + 1]]
-                .iter()
-                .map(|&j| v[j])
-                .sum();
+            let supp: f64 = if dense {
+                v.iter().sum()
+            } else {
+                indices[indptr[i]..indptr[i + 1]]
+                    .iter()
+                    .map(|&j| v[j])
+                    .sum()
+            };
             let z = (total - supp).max(0.0);
             v0.push(z);
             p_i.push(p - z);
-            yx.extend(x[indptr[i]..indptr[i + 1]].iter().map(|&xv| y[i] * xv));
         }
         Ok(Self {
             m,
             n,
             indptr,
             indices,
-            yx,
             x,
             y,
             v,
@@ -131,7 +129,7 @@ impl Lp4 {
     }
     /// Number of support entries `Σ |S_i|`.
     pub fn nnz(&self) -> usize {
-        self.indices.len()
+        self.x.len()
     }
     /// Number of LP variables `n + 1 + Σ (|S_i| + 2)`.
     pub fn num_vars(&self) -> usize {
@@ -152,6 +150,26 @@ impl Lp4 {
     /// `|S_i|`.
     pub fn support_len(&self, i: usize) -> usize {
         self.indptr[i + 1] - self.indptr[i]
+    }
+    /// The columns of example `i`'s support; empty for dense data (entry `t` is column `t`).
+    pub(crate) fn cols(&self, i: usize) -> &[usize] {
+        if self.dense {
+            &[]
+        } else {
+            &self.indices[self.indptr[i]..self.indptr[i + 1]]
+        }
+    }
+    /// The column indices of every support entry, materialised for dense data (for a consumer
+    /// that needs CSR: the fallback engine's normal equations).
+    pub(crate) fn csr_indices(&self) -> std::borrow::Cow<'_, [usize]> {
+        if self.dense {
+            (0..self.m)
+                .flat_map(|_| 0..self.n)
+                .collect::<Vec<_>>()
+                .into()
+        } else {
+            self.indices.as_slice().into()
+        }
     }
     /// Index of `ξ_i`.
     pub fn xi_index(&self, i: usize) -> usize {
@@ -191,9 +209,9 @@ impl Lp4 {
             lp.add_row(self.v0[i] / self.p, f64::INFINITY, &coeffs);
             // b_ij: y_i x_ij w_j − v_j λ_i + α_ij ≥ v_j / P
             for (t, nz) in (self.indptr[i]..self.indptr[i + 1]).enumerate() {
-                let j = self.indices[nz];
+                let j = if self.dense { t } else { self.indices[nz] };
                 coeffs.clear();
-                coeffs.push((j, self.yx[nz]));
+                coeffs.push((j, self.y[i] * self.x[nz]));
                 coeffs.push((alpha0 + t, 1.0));
                 coeffs.push((lambda, -self.v[j]));
                 lp.add_row(self.v[j] / self.p, f64::INFINITY, &coeffs);

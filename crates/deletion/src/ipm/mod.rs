@@ -230,10 +230,15 @@ pub(crate) struct DsxIpm<'a> {
     rows: usize,
     /// Radius of the box in the working variables (`1`: see [`DsxIpm::new`]).
     c_box: f64,
-    /// `C y_i x_ij` over the supports (the scaled data).
-    yx: Vec<f64>,
-    /// Row right-hand sides `h`.
-    h: Vec<f64>,
+    /// The right-hand sides `h` of the rows `a_i`, per example; those of the rows `b_ij` are
+    /// `v_j / P + v_j t_i` ([`h_b`]), computed where they are read instead of stored.
+    h_a: Vec<f64>,
+    /// `v_j / P` per feature.
+    v_over_p: Vec<f64>,
+    /// `t_i`, the value `λ_i` is fixed at (module docs, *Zero budget*), or 0.
+    lam_fixed_at: Vec<f64>,
+    /// Every `λ_i` is fixed (every budget zero).
+    lam_fixed: bool,
     /// `‖h‖∞`.
     h_norm: f64,
     /// `max(1, P, max_j v_j)`, the size of λ's column in `G` (`P_i ≤ P` in `a_i`, `v_j` in
@@ -351,7 +356,6 @@ impl<'a> DsxIpm<'a> {
         // Work with w' = w / C in the unit box: the data become C·x (the LP is unchanged), which
         // keeps the box's complementarity pairs on the scale of the others for any C.
         let scaled: Vec<f64> = lp.x.iter().map(|x| lp.c * x).collect();
-        let yx: Vec<f64> = lp.yx.iter().map(|x| lp.c * x).collect();
         // dense data: the dense kernels of `DsxSystem` (no column indices, contiguous values)
         let rows = if lp.dense {
             RowsRef::Dense {
@@ -367,7 +371,7 @@ impl<'a> DsxIpm<'a> {
                 n: lp.n(),
             }
         };
-        let (capped, cap, lam_fix) = caps(lp, &yx);
+        let (capped, cap, lam_fix) = caps(lp, &scaled);
         // zero budget everywhere: λ fixed out of the rows (module docs, *Zero budget*)
         let fixed = capped.len() == lp.m();
         let (lam_v, lam_p, p_sys) = if fixed {
@@ -382,20 +386,21 @@ impl<'a> DsxIpm<'a> {
         let nrows = sys.n_rows();
         debug_assert_eq!(len, lp.num_vars());
         debug_assert_eq!(nrows, lp.num_rows());
-        let mut h = vec![0.0; nrows];
+        // DSX eq. (4): a_i ≥ V0_i / P, b_ij ≥ v_j / P; with λ_i fixed at t_i, its terms
+        // `P_i t_i` and `−v_j t_i` move to the right-hand sides
+        let lam_fixed_at = if fixed { lam_fix } else { vec![0.0; m] };
+        let v_over_p: Vec<f64> = lp.v.iter().map(|v| v / lp.p).collect();
+        let h_a: Vec<f64> = (0..m)
+            .map(|i| lp.v0[i] / lp.p - lp.p_i[i] * lam_fixed_at[i])
+            .collect();
+        let mut h_norm = inf_norm(&h_a);
         for i in 0..m {
-            let r0 = lp.row_offset(i);
-            // DSX eq. (4): a_i ≥ V0_i / P, b_ij ≥ v_j / P; with λ_i fixed at t_i, its terms
-            // `P_i t_i` and `−v_j t_i` move to the right-hand sides
-            let fix = if fixed { lam_fix[i] } else { 0.0 };
-            h[r0] = lp.v0[i] / lp.p - lp.p_i[i] * fix;
             for (t, nz) in (lp.indptr[i]..lp.indptr[i + 1]).enumerate() {
-                let v = lp.v[lp.indices[nz]];
-                h[r0 + 1 + t] = v / lp.p + v * fix;
+                let j = if lp.dense { t } else { lp.indices[nz] };
+                h_norm = h_norm.max(h_b(&v_over_p, &lp.v, &lam_fixed_at, i, j).abs());
             }
         }
         let z = |k: usize| vec![0.0; k];
-        let h_norm = inf_norm(&h);
         Ok(Self {
             lp,
             sys,
@@ -404,8 +409,10 @@ impl<'a> DsxIpm<'a> {
             len,
             rows: nrows,
             c_box: 1.0,
-            yx,
-            h,
+            h_a,
+            v_over_p,
+            lam_fixed_at,
+            lam_fixed: fixed,
             h_norm,
             lam_scale: if fixed {
                 1.0
@@ -474,25 +481,38 @@ impl<'a> DsxIpm<'a> {
     }
 }
 
+/// The right-hand side `v_j / P + v_j t_i` of the row `b_ij` (DSX eq. (4); `t_i` the value a
+/// fixed `λ_i` takes, else 0), as [`DsxIpm::new`] defines it.
+#[inline(always)]
+fn h_b(v_over_p: &[f64], v: &[f64], fixed_at: &[f64], i: usize, j: usize) -> f64 {
+    v_over_p[j] + v[j] * fixed_at[i]
+}
+
 /// The examples with a zero budget, their caps `Λ_i` and the values `t_i` λ is fixed at (module
 /// docs, *Zero budget*): an example whose budget `V_i − P_i` is zero (to rounding) gets
 /// `t_i = max_j |C y_i x_ij| / v_j` over its support's features with `v_j > 0` and
-/// `Λ_i = 1 + 2 t_i`, every other example `Λ_i = +∞` (and `t_i = 0`). `yx` is `C y_i x_ij` over
-/// the supports.
-fn caps(lp: &Lp4, yx: &[f64]) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+/// `Λ_i = 1 + 2 t_i`, every other example `Λ_i = +∞` (and `t_i = 0`). `cx` is `C x_ij` over the
+/// supports.
+fn caps(lp: &Lp4, cx: &[f64]) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
     let mut capped = Vec::new();
     let mut cap = vec![f64::INFINITY; lp.m()];
     let mut fix = vec![0.0; lp.m()];
     for (i, cap_i) in cap.iter_mut().enumerate() {
         let nz = lp.indptr[i]..lp.indptr[i + 1];
-        let col = |t: usize| lp.indices[t];
+        let col = |t: usize| {
+            if lp.dense {
+                t - lp.indptr[i]
+            } else {
+                lp.indices[t]
+            }
+        };
         let v_i: f64 = nz.clone().map(|t| lp.v[col(t)]).sum();
         if v_i - lp.p_i[i] > 1e-12 * v_i.max(1.0) {
             continue;
         }
         let top = nz
             .filter(|&t| lp.v[col(t)] > 0.0)
-            .map(|t| yx[t].abs() / lp.v[col(t)])
+            .map(|t| cx[t].abs() / lp.v[col(t)])
             .fold(0.0f64, f64::max);
         *cap_i = 1.0 + 2.0 * top;
         fix[i] = top;

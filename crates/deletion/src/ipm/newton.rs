@@ -62,7 +62,7 @@ impl DsxIpm<'_> {
         let mut qbuf = chunks(&mut self.qbufs, n);
         let mut rb = [0.0f64; PARTS];
         let mut rb_slots = chunks(&mut rb, 1);
-        let yx_all = &self.yx;
+        let xs_all = self.sys.values();
         let work = jobs(|k| {
             (
                 k,
@@ -84,7 +84,8 @@ impl DsxIpm<'_> {
                 let (r0, a0) = p.local(lp, k, i);
                 let kk = lp.support_len(i);
                 let nz = lp.indptr[i]..lp.indptr[i + 1];
-                let (cols, yx) = (&lp.indices[nz.clone()], &yx_all[nz]);
+                // `C y_i x_ij` as `y_i` times the system's `C x_ij` (the same bits: `y_i = ±1`)
+                let (cols, xs, yi) = (lp.cols(i), &xs_all[nz], lp.y[i]);
                 let rr = r0..r0 + kk + 1;
                 let vr = a0..a0 + kk + 2;
                 let (rs, y, rp, is) = (&rs[rr.clone()], &y[rr.clone()], &rp[rr.clone()], &is[rr]);
@@ -111,8 +112,8 @@ impl DsxIpm<'_> {
                     for (t, qb) in q.iter_mut().enumerate() {
                         *qb = qrow(t + 1);
                     }
-                    for ((w, &a), &qb) in acc[..kk].iter_mut().zip(yx).zip(q.iter()) {
-                        *w += a * qb;
+                    for ((w, &a), &qb) in acc[..kk].iter_mut().zip(xs).zip(q.iter()) {
+                        *w += yi * a * qb;
                     }
                     lam -= dot(&self.lam_v[..kk], q);
                     for (t, o) in out[..kk].iter_mut().enumerate() {
@@ -122,7 +123,7 @@ impl DsxIpm<'_> {
                     for t in 0..kk {
                         let j = cols[t];
                         let qb = qrow(t + 1);
-                        acc[j] += yx[t] * qb;
+                        acc[j] += yi * xs[t] * qb;
                         lam -= self.lam_v[j] * qb;
                         out[t] = (qb - qa) + rtu(t) - rd[t];
                     }
@@ -188,7 +189,7 @@ impl DsxIpm<'_> {
         fn mx(a: f64, b: f64) -> f64 {
             if b > a { b } else { a }
         }
-        let yx_all = &self.yx;
+        let xs_all = self.sys.values();
         let work = jobs(|k| {
             (
                 k,
@@ -213,7 +214,8 @@ impl DsxIpm<'_> {
                 let (r0, a0) = p.local(lp, k, i);
                 let kk = lp.support_len(i);
                 let nz = lp.indptr[i]..lp.indptr[i + 1];
-                let (cols, yx) = (&lp.indices[nz.clone()], &yx_all[nz]);
+                // `C y_i x_ij` as `y_i` times the system's `C x_ij` (the same bits: `y_i = ±1`)
+                let (cols, xs, yi) = (lp.cols(i), &xs_all[nz], lp.y[i]);
                 // Δy = (r_s − y∘Δs)/s, Δz = (r_t − z∘Δu)/u; for the predictor (`AFF`) with
                 // r_s = −s∘y, r_t = −u∘z in closed form
                 let dyv = |t: usize, sb: f64| {
@@ -245,7 +247,7 @@ impl DsxIpm<'_> {
                     let (ds_b, dy_b) = (&mut ds[1..], &mut dy[1..]);
                     for (t, (sb, yb)) in ds_b.iter_mut().zip(dy_b.iter_mut()).enumerate() {
                         let rpt = if RP0 { 0.0 } else { rp[t + 1] };
-                        let s_new = yx[t] * du_w[t] - self.lam_v[t] * dl + du[t] + rpt;
+                        let s_new = yi * xs[t] * du_w[t] - self.lam_v[t] * dl + du[t] + rpt;
                         *sb = s_new;
                         *yb = dyv(r0 + t + 1, s_new);
                     }
@@ -261,7 +263,7 @@ impl DsxIpm<'_> {
                         let j = cols[t];
                         let da = du[t];
                         let rpt = if RP0 { 0.0 } else { rp[t + 1] };
-                        let sb = yx[t] * du_w[j] - self.lam_v[j] * dl + da + rpt;
+                        let sb = yi * xs[t] * du_w[j] - self.lam_v[j] * dl + da + rpt;
                         let yb = dyv(r0 + t + 1, sb);
                         let zb = dzv(a0 + t, da);
                         ds[t + 1] = sb;

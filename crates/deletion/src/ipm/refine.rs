@@ -129,6 +129,7 @@ impl DsxIpm<'_> {
         let (m, n) = (self.m, self.n);
         let d = &self.dir;
         let rd = &self.rd;
+        let xs = self.sys.values();
         let rhs = &mut self.rhs;
         rhs[..=n].fill(0.0);
         let mut gb = 0.0;
@@ -141,7 +142,7 @@ impl DsxIpm<'_> {
             for t in 0..kk {
                 let j = if lp.dense { t } else { lp.indices[nz + t] };
                 let dyb = d.y[r0 + 1 + t];
-                rhs[j] += self.yx[nz + t] * dyb;
+                rhs[j] += lp.y[i] * xs[nz + t] * dyb;
                 glam -= self.lam_v[j] * dyb;
                 rhs[a0 + t] = -(rd[a0 + t] - (dyb - dya + d.z[a0 + t]));
             }
@@ -160,6 +161,7 @@ impl DsxIpm<'_> {
         let lp = self.lp;
         let (m, n, c) = (self.m, self.n, self.c_box);
         let d = &mut self.dir;
+        let xs = self.sys.values();
         let db = sign * du[n];
         for i in 0..m {
             let (r0, a0, kk) = (lp.row_offset(i), lp.var_offset(i), lp.support_len(i));
@@ -170,7 +172,7 @@ impl DsxIpm<'_> {
                 let j = if lp.dense { t } else { lp.indices[nz + t] };
                 let da = sign * du[a0 + t];
                 act -= da;
-                let ds = self.yx[nz + t] * sign * du[j] - self.lam_v[j] * dl + da;
+                let ds = lp.y[i] * xs[nz + t] * sign * du[j] - self.lam_v[j] * dl + da;
                 let r = r0 + 1 + t;
                 d.s[r] += ds;
                 d.y[r] -= self.y[r] * self.inv_s[r] * ds;

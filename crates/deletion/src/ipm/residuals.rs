@@ -51,11 +51,9 @@ impl DsxIpm<'_> {
         // r_p = G u − s − h and r_d = c − Gᵀy − Z (module docs; G's rows as in DSX eq. (4)),
         // fused into one pass over the examples per block; per block: Gᵀy on (w, b), hᵀy,
         // Σ ξ_i and the two ∞-norms (tail part of r_d)
-        let (s, h, y) = (
-            parts(&self.s, &p.rows),
-            parts(&self.h, &p.rows),
-            parts(&self.y, &p.rows),
-        );
+        let (s, y) = (parts(&self.s, &p.rows), parts(&self.y, &p.rows));
+        let (h_a, v_over_p, fixed_at) = (&self.h_a, &self.v_over_p, &self.lam_fixed_at);
+        let fixed = self.lam_fixed;
         let (u_w, u_t) = self.u.split_at(t0);
         let (u_t, z_t) = (parts(u_t, &p.tail), parts(&self.z[t0..], &p.tail));
         let mut rp = parts_mut(&mut self.rp, &p.rows);
@@ -65,12 +63,12 @@ impl DsxIpm<'_> {
         // per block: [b part of Gᵀy, hᵀy, Σ ξ, ‖r_p‖∞, ‖r_d tail‖∞, Σ s∘y + u∘z]
         let mut sums = [[0.0f64; 6]; PARTS];
         let mut slots = chunks(&mut sums, 1);
-        let yx_all = &self.yx;
+        let xs_all = self.sys.values();
         let inv_lam_scale = 1.0 / self.lam_scale;
         let work = jobs(|k| {
             (
                 k,
-                (s[k], h[k], y[k], u_t[k], z_t[k], zc[k]),
+                (s[k], y[k], u_t[k], z_t[k], zc[k]),
                 std::mem::take(&mut rp[k]),
                 std::mem::take(&mut rd[k]),
                 std::mem::take(&mut wacc[k]),
@@ -78,7 +76,7 @@ impl DsxIpm<'_> {
             )
         });
         self.exec
-            .run(work, |(k, (s, h, y, u, z, zc), rp, rd, acc, slot)| {
+            .run(work, |(k, (s, y, u, z, zc), rp, rd, acc, slot)| {
                 let e0 = p.ex[k];
                 acc.fill(0.0);
                 let (mut gb, mut hy, mut xi, mut np, mut nd) = (0.0, 0.0, 0.0, 0.0f64, 0.0f64);
@@ -90,7 +88,8 @@ impl DsxIpm<'_> {
                     let (r0, a0) = p.local(lp, k, i);
                     let kk = lp.support_len(i);
                     let nz = lp.indptr[i]..lp.indptr[i + 1];
-                    let (cols, yx) = (&lp.indices[nz.clone()], &yx_all[nz]);
+                    // `C y_i x_ij` as `y_i` times the system's `C x_ij` (the same bits)
+                    let (cols, xs, yi) = (lp.cols(i), &xs_all[nz], lp.y[i]);
                     let (lam, xii) = (u[a0 + kk], u[a0 + kk + 1]);
                     let ya = y[r0];
                     let mut act = self.lam_p[i] * lam + lp.y[i] * wb + xii;
@@ -99,22 +98,27 @@ impl DsxIpm<'_> {
                         let j = if lp.dense { t } else { cols[t] };
                         let (alpha, yb) = (u[a0 + t], y[r0 + 1 + t]);
                         act -= alpha;
-                        let r = yx[t] * u_w[j] - self.lam_v[j] * lam + alpha
-                            - s[r0 + 1 + t]
-                            - h[r0 + 1 + t];
+                        // (`v_j / P + v_j · 0` is `v_j / P`: the same bits without the product)
+                        let hb = if fixed {
+                            super::h_b(v_over_p, &lp.v, fixed_at, i, j)
+                        } else {
+                            v_over_p[j]
+                        };
+                        let r =
+                            yi * xs[t] * u_w[j] - self.lam_v[j] * lam + alpha - s[r0 + 1 + t] - hb;
                         rp[r0 + 1 + t] = r;
                         np = np.max(r.abs());
                         bad += r * 0.0;
-                        acc[j] += yx[t] * yb;
+                        acc[j] += yi * xs[t] * yb;
                         glam -= self.lam_v[j] * yb;
                         let d = ya - yb - z[a0 + t];
                         cp += s[r0 + 1 + t] * yb + alpha * z[a0 + t];
                         rd[a0 + t] = d;
                         nd = nd.max(d.abs());
                         bad += d * 0.0;
-                        hy += h[r0 + 1 + t] * yb;
+                        hy += hb * yb;
                     }
-                    let r = act - s[r0] - h[r0];
+                    let r = act - s[r0] - h_a[i];
                     rp[r0] = r;
                     // (a cap's dual enters λ's equation: 0 without one)
                     let dl = -glam - z[a0 + kk] + zc[i - e0];
@@ -125,7 +129,7 @@ impl DsxIpm<'_> {
                     // λ's component relative to its column's size (module docs)
                     nd = nd.max(dl.abs() * inv_lam_scale).max(dx.abs());
                     bad += (r + dl + dx) * 0.0;
-                    hy += h[r0] * ya;
+                    hy += h_a[i] * ya;
                     gb += lp.y[i] * ya;
                     xi += xii;
                     cp += s[r0] * ya + lam * z[a0 + kk] + xii * z[a0 + kk + 1];

@@ -135,8 +135,8 @@ pub struct DsxSystem {
     rb_part: Vec<f64>,
     mem: crate::error::Scratch,
     factored: bool,
-    // --- refinement scratch ---
-    refine: [Vec<f64>; 5],
+    // --- refinement scratch: residual, preconditioned residual (also `H d`), direction, best ---
+    refine: [Vec<f64>; 4],
 }
 
 impl DsxSystem {
@@ -164,6 +164,13 @@ impl DsxSystem {
     /// Number of constraint rows of `G`: `m + nnz` (rows `a_i`, `b_ij`).
     pub fn n_rows(&self) -> usize {
         self.m + self.nnz()
+    }
+
+    /// The stored row values `x_ij` over the supports, example by example ([`Self::nz_range`]
+    /// indexes them): the one copy of the data the system keeps, so a caller can read it
+    /// instead of keeping its own.
+    pub fn values(&self) -> &[f64] {
+        &self.x
     }
 
     /// Range of example `i`'s entries in the per-non-zero arrays (`phi`, `sigma`, values).

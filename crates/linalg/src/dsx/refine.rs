@@ -47,7 +47,9 @@ impl DsxSystem {
                 relative_residual: 0.0,
             });
         }
-        let [mut res, mut pre, mut dir, mut hd, mut best] = core::mem::take(&mut self.refine);
+        // `pre` holds `M⁻¹ r` and, at the start of each iteration before `M⁻¹ r` is recomputed,
+        // `H d` (one buffer of the problem's length less)
+        let [mut res, mut pre, mut dir, mut best] = core::mem::take(&mut self.refine);
         let out = (|| {
             z.copy_from_slice(rhs);
             self.solve_in_place(z)?;
@@ -69,8 +71,9 @@ impl DsxSystem {
             while it < max_iter {
                 it += 1;
                 let prev = rel;
-                self.apply_halves::<false>(sc, &dir, &[], &mut hd);
-                let dhd = dot(&dir, &hd);
+                let hd = &mut pre;
+                self.apply_halves::<false>(sc, &dir, &[], hd);
+                let dhd = dot(&dir, hd);
                 if !(dhd > 0.0 && rz.is_finite()) {
                     break;
                 }
@@ -112,7 +115,7 @@ impl DsxSystem {
                 relative_residual: best_rel.min(rel),
             })
         })();
-        self.refine = [res, pre, dir, hd, best];
+        self.refine = [res, pre, dir, best];
         out
     }
 }

@@ -256,7 +256,6 @@ impl DsxSystem {
                 vec![0.0; len],
                 vec![0.0; len],
                 vec![0.0; len],
-                vec![0.0; len],
             ],
         })
     }
