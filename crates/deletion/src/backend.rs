@@ -49,8 +49,8 @@ impl Scalings {
 
 /// The structured backend for LP (4) built by [`Lp4`].
 #[derive(Debug)]
-pub struct StructuredBackend {
-    lp: Lp4,
+pub struct StructuredBackend<'a> {
+    lp: Lp4<'a>,
     system: Option<DsxSystem>,
     settings: DsxSettings,
     s: Scalings,
@@ -62,12 +62,12 @@ pub struct StructuredBackend {
     info: KktInfo,
 }
 
-impl StructuredBackend {
+impl<'a> StructuredBackend<'a> {
     /// A backend for the LP laid out by `lp`. `settings` tunes the linear algebra (parallelism,
     /// regularisation); the default adds a tiny static regularisation and dynamic
     /// regularisation of the Schur complement, removed again by PCG refinement against the
     /// exact operator.
-    pub fn new(lp: Lp4, settings: Option<DsxSettings>) -> Self {
+    pub fn new(lp: Lp4<'a>, settings: Option<DsxSettings>) -> Self {
         let settings = settings.unwrap_or(DsxSettings {
             static_regularization: 1e-12,
             dynamic_regularization: Some(DynamicRegularization {
@@ -93,7 +93,7 @@ impl StructuredBackend {
     }
 
     /// `out = A z` (rows of LP (4)) from the structure.
-    fn mul_a(lp: &Lp4, z: &[f64], out: &mut [f64]) {
+    fn mul_a(lp: &Lp4<'_>, z: &[f64], out: &mut [f64]) {
         let n = lp.n();
         let zb = z[n];
         for i in 0..lp.m() {
@@ -112,7 +112,7 @@ impl StructuredBackend {
     }
 
     /// `out = Aᵀ u` (variables of LP (4)) from the structure.
-    fn mul_at(lp: &Lp4, u: &[f64], out: &mut [f64]) {
+    fn mul_at(lp: &Lp4<'_>, u: &[f64], out: &mut [f64]) {
         let n = lp.n();
         out[..=n].fill(0.0);
         for i in 0..lp.m() {
@@ -177,7 +177,7 @@ impl StructuredBackend {
     }
 }
 
-impl KktBackend for StructuredBackend {
+impl KktBackend for StructuredBackend<'_> {
     fn name(&self) -> &'static str {
         NAME
     }
@@ -193,7 +193,7 @@ impl KktBackend for StructuredBackend {
         let rows = RowsRef::Csr {
             indptr: &lp.indptr,
             indices: &indices,
-            values: &lp.x,
+            values: &lp.x[..],
             n: lp.n(),
         };
         let system =

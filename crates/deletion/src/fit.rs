@@ -170,7 +170,7 @@ impl SolveDiagnostics {
 
 impl DsxLp {
     /// The solvers tried on `layout`, in order.
-    fn chain(&self, layout: &Lp4) -> Vec<Attempt> {
+    fn chain(&self, layout: &Lp4<'_>) -> Vec<Attempt> {
         let engine = |backend, equilibrate| Attempt::Engine {
             backend,
             equilibrate,
@@ -215,7 +215,12 @@ impl DsxLp {
     }
 
     /// Runs one attempt on `layout`.
-    fn run(&self, attempt: Attempt, layout: &Lp4, progress: Option<Progress<'_>>) -> Result<Run> {
+    fn run(
+        &self,
+        attempt: Attempt,
+        layout: &Lp4<'_>,
+        progress: Option<Progress<'_>>,
+    ) -> Result<Run> {
         let (backend, equilibrate) = match attempt {
             Attempt::DsxIpm => {
                 let s = &self.ipm_settings;
@@ -272,7 +277,7 @@ impl DsxLp {
 
     /// Solves LP (4) on `layout` with the chain of solvers: the first optimal answer, or a
     /// `NotSolved` error naming the last solver tried and every failure before it.
-    fn answer(&self, layout: &Lp4, mut progress: Option<Progress<'_>>) -> Result<Answer> {
+    fn answer(&self, layout: &Lp4<'_>, mut progress: Option<Progress<'_>>) -> Result<Answer> {
         let chain = self.chain(layout);
         let mut fallbacks = Vec::new();
         let mut iterations = 0;
@@ -306,12 +311,12 @@ impl DsxLp {
     }
 
     /// Solves LP (4) once on `data`; returns `(w, b)`, the answer and the layout.
-    fn solve_one(
+    fn solve_one<'d>(
         &self,
-        data: &Dataset,
+        data: &'d Dataset,
         budget: &FeatureBudget,
         progress: Option<Progress<'_>>,
-    ) -> Result<(LinearModel, Answer, Lp4)> {
+    ) -> Result<(LinearModel, Answer, Lp4<'d>)> {
         let layout = Lp4::new(data, budget, self.c)?;
         let n = layout.n();
         let answer = self.answer(&layout, progress)?;

@@ -17,21 +17,24 @@
 //! exactly (the optimum is unchanged). Dense data keep every feature in `S_i` (LP (4) as
 //! printed); CSR data use the stored entries. Objective: `(1/m) Σ ξ_i`.
 
+use std::borrow::Cow;
+
 use bulwark_core::{Dataset, Error, FeatureBudget, Features};
 use bulwark_lp::{LpBuilder, LpProblem, Sense};
 
-/// The layout of LP (4) for one training set: supports and offsets.
+/// The layout of LP (4) for one training set: supports and offsets. It borrows the training
+/// set's values (and, for CSR data, its row pointers and column indices): no copy of the data.
 #[derive(Debug, Clone)]
-pub struct Lp4 {
+pub struct Lp4<'a> {
     m: usize,
     n: usize,
     /// Row pointers of the supports (CSR-style over examples).
-    pub(crate) indptr: Vec<usize>,
+    pub(crate) indptr: Cow<'a, [usize]>,
     /// Column indices of the supports (empty for dense data, whose example `i`'s entry `t` is
     /// column `t`: [`Lp4::cols`]).
-    pub(crate) indices: Vec<usize>,
-    /// The data values `x_ij` over the supports.
-    pub(crate) x: Vec<f64>,
+    pub(crate) indices: Cow<'a, [usize]>,
+    /// The data values `x_ij` over the supports (the training set's storage).
+    pub(crate) x: Cow<'a, [f64]>,
     /// Labels ±1.
     pub(crate) y: Vec<f64>,
     /// Feature values.
@@ -48,9 +51,9 @@ pub struct Lp4 {
     pub(crate) dense: bool,
 }
 
-impl Lp4 {
+impl<'a> Lp4<'a> {
     /// Lays out LP (4) for `data` (binary, both classes present), values and budget, box `C`.
-    pub fn new(data: &Dataset, budget: &FeatureBudget, c: f64) -> Result<Self, Error> {
+    pub fn new(data: &'a Dataset, budget: &FeatureBudget, c: f64) -> Result<Self, Error> {
         bulwark_core::error::check_positive("C", c)?;
         let labels = data.require_two_classes()?;
         if budget.n_features() != data.n_features() {
@@ -65,26 +68,21 @@ impl Lp4 {
         let v = budget.values().to_vec();
         let p = budget.p();
         let dense = matches!(data.features(), Features::Dense(_));
-        let mut indptr = Vec::with_capacity(m + 1);
-        let mut indices = Vec::new();
-        let mut x = Vec::new();
-        indptr.push(0);
-        match data.features() {
-            Features::Dense(d) => {
-                x.reserve(m * n);
-                for i in 0..m {
-                    x.extend_from_slice(d.row(i));
-                    indptr.push(x.len());
-                }
-            }
-            Features::Sparse(s) => {
-                for i in 0..m {
-                    let (ci, cv) = s.row(i);
-                    indices.extend_from_slice(ci);
-                    x.extend_from_slice(cv);
-                    indptr.push(indices.len());
-                }
-            }
+        // views of the training set's storage: row-major values (dense), or its CSR arrays
+        let (indptr, indices, x) = match data.features() {
+            Features::Dense(d) => (
+                Cow::Owned((0..=m).map(|i| i * n).collect()),
+                Cow::Borrowed(&[][..]),
+                Cow::Borrowed(d.as_slice()),
+            ),
+            Features::Sparse(s) => (
+                Cow::Borrowed(s.indptr()),
+                Cow::Borrowed(s.indices()),
+                Cow::Borrowed(s.values()),
+            ),
+        };
+        if indptr.len() != m + 1 || indptr[0] != 0 || indptr[m] != x.len() {
+            return Err(Error::shape("CSR row pointers", m + 1, indptr.len()));
         }
         let y: Vec<f64> = labels.iter().map(|s| s.as_f64()).collect();
         let total = budget.total();
@@ -161,14 +159,14 @@ impl Lp4 {
     }
     /// The column indices of every support entry, materialised for dense data (for a consumer
     /// that needs CSR: the fallback engine's normal equations).
-    pub(crate) fn csr_indices(&self) -> std::borrow::Cow<'_, [usize]> {
+    pub(crate) fn csr_indices(&self) -> Cow<'_, [usize]> {
         if self.dense {
             (0..self.m)
                 .flat_map(|_| 0..self.n)
                 .collect::<Vec<_>>()
                 .into()
         } else {
-            self.indices.as_slice().into()
+            Cow::Borrowed(&self.indices)
         }
     }
     /// Index of `ξ_i`.

@@ -15,7 +15,7 @@ use crate::layout::Lp4;
 /// they are used when that ratio is at least `cost_ratio`
 /// ([`super::DsxIpmSettings::corrector_cost_ratio`]; the measurements behind the default are
 /// in `docs/design/deletion.md`).
-pub(super) fn correctors_pay_off(lp: &Lp4, cost_ratio: f64) -> bool {
+pub(super) fn correctors_pay_off(lp: &Lp4<'_>, cost_ratio: f64) -> bool {
     let (m, n1) = (lp.m() as f64, (lp.n() + 1) as f64);
     let sum_k2: f64 = (0..lp.m())
         .map(|i| {

@@ -222,7 +222,7 @@ impl Scal {
 
 /// The solver state for one LP (4).
 pub(crate) struct DsxIpm<'a> {
-    lp: &'a Lp4,
+    lp: &'a Lp4<'a>,
     sys: DsxSystem,
     m: usize,
     n: usize,
@@ -315,7 +315,7 @@ impl<'a> DsxIpm<'a> {
     /// per-example passes and of the factorisation (`None`: rayon's current pool); the result
     /// does not depend on it. `settings` are taken as validated.
     pub(crate) fn new(
-        lp: &'a Lp4,
+        lp: &'a Lp4<'a>,
         threads: Option<usize>,
         settings: &DsxIpmSettings,
     ) -> Result<Self> {
@@ -366,7 +366,7 @@ impl<'a> DsxIpm<'a> {
         } else {
             RowsRef::Csr {
                 indptr: &lp.indptr,
-                indices: &lp.indices,
+                indices: &lp.indices[..],
                 values: &scaled,
                 n: lp.n(),
             }
@@ -493,7 +493,7 @@ fn h_b(v_over_p: &[f64], v: &[f64], fixed_at: &[f64], i: usize, j: usize) -> f64
 /// `t_i = max_j |C y_i x_ij| / v_j` over its support's features with `v_j > 0` and
 /// `Λ_i = 1 + 2 t_i`, every other example `Λ_i = +∞` (and `t_i = 0`). `cx` is `C x_ij` over the
 /// supports.
-fn caps(lp: &Lp4, cx: &[f64]) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+fn caps(lp: &Lp4<'_>, cx: &[f64]) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
     let mut capped = Vec::new();
     let mut cap = vec![f64::INFINITY; lp.m()];
     let mut fix = vec![0.0; lp.m()];

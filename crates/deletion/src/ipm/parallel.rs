@@ -22,7 +22,7 @@ pub(super) struct Parts {
 }
 
 impl Parts {
-    pub(super) fn new(lp: &Lp4) -> Self {
+    pub(super) fn new(lp: &Lp4<'_>) -> Self {
         let m = lp.m();
         // weight of example i: its rows and tail variables, |S_i| + 2
         let total = lp.nnz() + 2 * m;
@@ -49,7 +49,7 @@ impl Parts {
 impl Parts {
     /// Example `i`'s first row and first tail variable, relative to block `k`'s slices.
     #[inline]
-    pub(super) fn local(&self, lp: &Lp4, k: usize, i: usize) -> (usize, usize) {
+    pub(super) fn local(&self, lp: &Lp4<'_>, k: usize, i: usize) -> (usize, usize) {
         let t0 = lp.n() + 1;
         (
             lp.row_offset(i) - self.rows[k],
