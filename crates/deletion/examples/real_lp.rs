@@ -9,7 +9,7 @@
 //! RSS of the fit (the high-water mark is reset after loading) and the count of refined
 //! directions. `SPARSE=1` stores the task as CSR (LP (4) then drops the zero entries' pairs).
 //! `LOG=1` prints the iteration log on stderr; `START`, `ETA`, `SIGMA`, `MEHR`, `MAXCORR`,
-//! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG`, `ROUNDS` and `STATIC`
+//! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG`, `ROUNDS`, `PROUND` (`primal_rounding`) and `STATIC`
 //! override the `DsxIpmSettings` fields of the same meaning; `JITTER=e` multiplies every non-zero
 //! by `1 + e·(u − 1/2)` with `u` from a fixed hash (breaks ties in the data).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -107,6 +107,9 @@ fn main() {
     }
     if let Some(v) = env("LAG") {
         st.refine_lag = v;
+    }
+    if let Some(v) = env("PROUND") {
+        st.primal_rounding = v;
     }
     if let Some(v) = env("STATIC") {
         st.static_regularization = v;

@@ -38,11 +38,9 @@ impl DsxIpm<'_> {
     /// `r_l = −(w + C)∘z_l`, `r_u = −(C − w)∘z_u`. The rows' and the tail's (`−s∘y`, `−u∘z`)
     /// enter `newton_rhs` and `recover` in closed form.
     pub(super) fn predictor_box_rhs(&mut self) {
-        let (n, c) = (self.n, self.c_box);
-        for j in 0..n {
-            let w = self.u[j];
-            self.rl[j] = -(w + c) * self.zl[j];
-            self.ru[j] = -(c - w) * self.zu[j];
+        for j in 0..self.n {
+            self.rl[j] = -self.pl[j] * self.zl[j];
+            self.ru[j] = -self.pu[j] * self.zu[j];
         }
         // the caps: r_c = −(Λ − λ) z_c
         for k in 0..self.capped.len() {
@@ -68,7 +66,7 @@ impl DsxIpm<'_> {
     /// The corrector's complementarity right-hand sides with Mehrotra's second-order term:
     /// `σμ − x∘z − Δx_aff∘Δz_aff` for every pair (rows, tail, box), `target = σμ`.
     pub(super) fn second_order_rhs(&mut self, target: f64) {
-        let (n, c, t0) = (self.n, self.c_box, self.t0());
+        let (n, t0) = (self.n, self.t0());
         let p = self.parts;
         let second_order =
             |r: &mut f64, x: f64, z: f64, dx: f64, dz: f64| *r = target - x * z - dx * dz;
@@ -77,9 +75,9 @@ impl DsxIpm<'_> {
         let tail = [&self.u[t0..], &self.z[t0..], &a.u[t0..], &a.z[t0..]];
         map5(&self.exec, &p.tail, &mut self.rt[t0..], tail, second_order);
         for j in 0..n {
-            let (w, dw) = (self.u[j], self.aff.u[j]);
-            self.rl[j] = target - (w + c) * self.zl[j] - dw * self.aff.zl[j];
-            self.ru[j] = target - (c - w) * self.zu[j] + dw * self.aff.zu[j];
+            let dw = self.aff.u[j];
+            self.rl[j] = target - self.pl[j] * self.zl[j] - dw * self.aff.zl[j];
+            self.ru[j] = target - self.pu[j] * self.zu[j] + dw * self.aff.zu[j];
         }
         for k in 0..self.capped.len() {
             let i = self.capped[k];
@@ -134,7 +132,7 @@ impl DsxIpm<'_> {
     /// `[β_min σμ, β_max σμ]` are pulled back into it (Gondzio 1996; Colombo & Gondzio 2008).
     fn centrality_rhs(&mut self, ap: f64, ad: f64, target: f64) {
         let t0 = self.t0();
-        let (n, c) = (self.n, self.c_box);
+        let n = self.n;
         let st = &self.settings;
         let tp = (ap + st.corrector_step_increase).min(1.0);
         let td = (ad + st.corrector_step_increase).min(1.0);
@@ -169,9 +167,9 @@ impl DsxIpm<'_> {
         let tail = [&self.u[t0..], &d.u[t0..], &self.z[t0..], &d.z[t0..]];
         map5(&self.exec, &p.tail, &mut self.rt[t0..], tail, f);
         for j in 0..n {
-            let w = self.u[j] + tp * d.u[j];
-            self.rl[j] += corr((w + c) * (self.zl[j] + td * d.zl[j]));
-            self.ru[j] += corr((c - w) * (self.zu[j] + td * d.zu[j]));
+            let dw = tp * d.u[j];
+            self.rl[j] += corr((self.pl[j] + dw) * (self.zl[j] + td * d.zl[j]));
+            self.ru[j] += corr((self.pu[j] - dw) * (self.zu[j] + td * d.zu[j]));
         }
         for &i in &self.capped {
             let l = self.lam_index(i);

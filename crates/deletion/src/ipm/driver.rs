@@ -26,6 +26,9 @@ impl DsxIpm<'_> {
         self.z[t0..].fill(start);
         self.zl.fill(start);
         self.zu.fill(start);
+        // w = 0: both box slacks are C (1 in the working variables)
+        self.pl.fill(self.c_box);
+        self.pu.fill(self.c_box);
         for k in 0..self.capped.len() {
             self.zc[self.capped[k]] = start;
         }
@@ -75,7 +78,7 @@ impl DsxIpm<'_> {
                 reason = Some("cancelled by the callback".into());
                 break;
             }
-            if let Some((s, r)) = stop.check(iter, (pres, dres, gap), &start) {
+            if let Some((s, r)) = stop.check(iter, (pres, dres, gap), refine.refined(), &start) {
                 (status, reason) = (s, r);
                 break;
             }
@@ -122,7 +125,8 @@ impl DsxIpm<'_> {
                 }
             };
             let (mut ap, mut ad) = self.gondzio_correctors(ap, ad, target, tol);
-            if refine.now(&self.settings, opts.tolerance, (pres, dres, gap)) {
+            let refining = refine.now(&self.settings, opts.tolerance, (pres, dres, gap));
+            if refining {
                 match self.refine_dual(tol, opts.tolerance, (ap, ad)) {
                     Ok((steps, defect)) => {
                         (ap, ad) = steps;
@@ -151,7 +155,7 @@ impl DsxIpm<'_> {
                 break;
             }
             self.take_step(ap, ad);
-            refine.stepped(dres, ad);
+            refine.stepped(dres, ad, refining);
         }
         let (pobj, dobj, pres, dres, gap) = last;
         Ok(IpmOutcome {

@@ -256,6 +256,12 @@ pub(crate) struct DsxIpm<'a> {
     z: Vec<f64>,
     zl: Vec<f64>,
     zu: Vec<f64>,
+    /// The box slacks `p_l = w + C` and `p_u = C − w`, stepped along `±Δw` instead of computed
+    /// from `w`: with `w` near a bound, `C − w` keeps only the digits of `w` (an absolute 1e-16),
+    /// while the slack itself falls with `μ` far below that (one real fit reached `p_u = 0`,
+    /// an infinite box scaling, at a gap of 6e-8).
+    pl: Vec<f64>,
+    pu: Vec<f64>,
     /// The examples whose `λ_i` is capped at `cap[i]` (module docs, *Zero budget*), in order.
     capped: Vec<usize>,
     /// `Λ_i` for a capped example, `+∞` otherwise.
@@ -427,6 +433,8 @@ impl<'a> DsxIpm<'a> {
             z: z(len),
             zl: z(n),
             zu: z(n),
+            pl: z(n),
+            pu: z(n),
             capped,
             cap,
             zc: z(m),

@@ -46,7 +46,7 @@ impl DsxIpm<'_> {
     /// block by block; the `(w, b)` part is summed per block, then over the blocks in order.
     fn newton_rhs<const AFF: bool, const RP0: bool>(&mut self) {
         let lp = self.lp;
-        let (n, c, t0) = (self.n, self.c_box, self.t0());
+        let (n, t0) = (self.n, self.t0());
         let p = self.parts;
         let (rs, y) = (parts(&self.rs, &p.rows), parts(&self.y, &p.rows));
         let (rp, is) = (parts(&self.rp, &p.rows), parts(&self.inv_s, &p.rows));
@@ -140,8 +140,7 @@ impl DsxIpm<'_> {
             }
         }
         for j in 0..n {
-            let w = self.u[j];
-            rhs_w[j] += self.rl[j] / (w + c) - self.ru[j] / (c - w) - self.rd[j];
+            rhs_w[j] += self.rl[j] / self.pl[j] - self.ru[j] / self.pu[j] - self.rd[j];
         }
         rhs_w[n] = rb.iter().sum::<f64>() - self.rd[n];
         // the caps' bound terms on λ: −r_c/(Λ − λ) (the box's `−r_u/p_u`)
@@ -156,7 +155,7 @@ impl DsxIpm<'_> {
     /// block; the step lengths are maxima, exact in any order).
     fn recover<const AFF: bool, const RP0: bool>(&self, d: &mut Dir) -> (f64, f64, [f64; 2]) {
         let lp = self.lp;
-        let (n, c, t0) = (self.n, self.c_box, self.t0());
+        let (n, t0) = (self.n, self.t0());
         let p = self.parts;
         let (rs, y) = (parts(&self.rs, &p.rows), parts(&self.y, &p.rows));
         let (rp, is) = (parts(&self.rp, &p.rows), parts(&self.inv_s, &p.rows));
@@ -312,9 +311,9 @@ impl DsxIpm<'_> {
             return (f64::NAN, f64::NAN, sums);
         }
         for j in 0..n {
-            let (w, dw) = (self.u[j], du[j]);
-            dzl[j] = (self.rl[j] - self.zl[j] * dw) / (w + c);
-            dzu[j] = (self.ru[j] + self.zu[j] * dw) / (c - w);
+            let dw = du[j];
+            dzl[j] = (self.rl[j] - self.zl[j] * dw) / self.pl[j];
+            dzu[j] = (self.ru[j] + self.zu[j] * dw) / self.pu[j];
         }
         // the caps: Δz_c = (r_c + z_c Δλ)/(Λ − λ) (the box's upper side)
         for &i in &self.capped {

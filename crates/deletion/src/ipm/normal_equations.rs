@@ -13,10 +13,8 @@ impl DsxIpm<'_> {
     pub(super) fn factor(&mut self) -> Result<()> {
         let t = Instant::now();
         let lp = self.lp;
-        let (n, c) = (self.n, self.c_box);
-        for j in 0..n {
-            let w = self.u[j];
-            self.sc.wd[j] = self.zl[j] / (w + c) + self.zu[j] / (c - w);
+        for j in 0..self.n {
+            self.sc.wd[j] = self.zl[j] / self.pl[j] + self.zu[j] / self.pu[j];
         }
         let t0 = self.t0();
         let p = self.parts;

@@ -25,6 +25,8 @@ pub(super) struct Refinement {
     sticky: bool,
     /// The dual residual and the dual step of the last iteration.
     last: Option<(f64, f64)>,
+    /// The last iteration's direction was refined.
+    last_refined: bool,
 }
 
 impl Refinement {
@@ -50,9 +52,15 @@ impl Refinement {
         self.sticky || (gap.max(dres) <= st.refine_within * tol)
     }
 
-    /// Records the step just taken.
-    pub(super) fn stepped(&mut self, dres: f64, ad: f64) {
+    /// Records the step just taken (`refined`: along a refined direction).
+    pub(super) fn stepped(&mut self, dres: f64, ad: f64, refined: bool) {
         self.last = Some((dres, ad));
+        self.last_refined = refined;
+    }
+
+    /// Whether the step that produced the current iterate was along a refined direction.
+    pub(super) fn refined(&self) -> bool {
+        self.last_refined
     }
 }
 
@@ -159,7 +167,7 @@ impl DsxIpm<'_> {
     /// Adds `sign ·` the refinement `δu` and the `δs, δy, δz` it implies to `self.dir`.
     fn apply_refinement(&mut self, du: &[f64], sign: f64) {
         let lp = self.lp;
-        let (m, n, c) = (self.m, self.n, self.c_box);
+        let (m, n) = (self.m, self.n);
         let d = &mut self.dir;
         let xs = self.sys.values();
         let db = sign * du[n];
@@ -188,9 +196,9 @@ impl DsxIpm<'_> {
             d.u[j] += sign * du[j];
         }
         for j in 0..n {
-            let (w, dw) = (self.u[j], sign * du[j]);
-            d.zl[j] -= self.zl[j] * dw / (w + c);
-            d.zu[j] += self.zu[j] * dw / (c - w);
+            let dw = sign * du[j];
+            d.zl[j] -= self.zl[j] * dw / self.pl[j];
+            d.zu[j] += self.zu[j] * dw / self.pu[j];
         }
         for &i in &self.capped {
             let l = lp.var_offset(i) + lp.support_len(i);

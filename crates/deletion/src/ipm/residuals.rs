@@ -13,18 +13,18 @@ impl DsxIpm<'_> {
     /// the caps after steps `(ap, ad)` along `d` (`d = None`: at the current iterate). The rows
     /// and the tail are summed by [`DsxIpm::residuals`] and [`DsxIpm::recover`] in their passes.
     pub(super) fn box_complementarity(&self, d: Option<(&Dir, f64, f64)>) -> f64 {
-        let c = self.c_box;
         let mut sum = 0.0;
         for j in 0..self.n {
-            let (w, zl, zu) = match d {
-                None => (self.u[j], self.zl[j], self.zu[j]),
+            let (pl, pu, zl, zu) = match d {
+                None => (self.pl[j], self.pu[j], self.zl[j], self.zu[j]),
                 Some((d, ap, ad)) => (
-                    self.u[j] + ap * d.u[j],
+                    self.pl[j] + ap * d.u[j],
+                    self.pu[j] - ap * d.u[j],
                     self.zl[j] + ad * d.zl[j],
                     self.zu[j] + ad * d.zu[j],
                 ),
             };
-            sum += (w + c) * zl + (c - w) * zu;
+            sum += pl * zl + pu * zu;
         }
         for &i in &self.capped {
             let l = self.lam_index(i);
@@ -190,6 +190,8 @@ impl DsxIpm<'_> {
 pub(super) struct Termination {
     opts: IpmOptions,
     divergence_factor: f64,
+    /// Refinement on the dual equations is on.
+    refinement: bool,
     /// The gap below which a growing dual residual stops the run: the tolerance, or the
     /// final phase of the refinement (`refine_within` times it) when refinement is on — once
     /// refinement cannot hold the dual residual, the directions are no longer reliable.
@@ -210,6 +212,7 @@ impl Termination {
         Self {
             opts,
             divergence_factor: settings.divergence_factor,
+            refinement: settings.dual_refinement,
             divergence_gap: if settings.dual_refinement {
                 opts.tolerance * settings.refine_within.max(1.0)
             } else {
@@ -223,11 +226,13 @@ impl Termination {
     }
 
     /// The tests on the relative residuals `(pres, dres, gap)` of the iterate after `iter`
-    /// iterations (`start`: when the solve began).
+    /// iterations (`refined`: the last step was along a direction refined on the dual
+    /// equations; `start`: when the solve began).
     pub(super) fn check(
         &mut self,
         iter: u32,
         (pres, dres, gap): (f64, f64, f64),
+        refined: bool,
         start: &Instant,
     ) -> Stop {
         let tol = self.opts.tolerance;
@@ -241,9 +246,12 @@ impl Termination {
         // dual residual grows again as `H` becomes too ill-conditioned for the solves, and
         // (with refinement) refinement could not hold it (tiny sparse fits of the `stress`
         // sweep). Further iterations only make it worse: stop now, so the caller's fallback
-        // starts at once.
+        // starts at once. With refinement on, only once it has been tried: a step along an
+        // unrefined direction can land in the final phase with a dual residual that the next,
+        // refined directions remove (the jump itself makes refinement start: `Refinement`).
         let best = self.best_dres;
         if gap <= self.divergence_gap
+            && (refined || !self.refinement)
             && pres <= tol
             && dres > self.divergence_factor * best.max(tol)
         {

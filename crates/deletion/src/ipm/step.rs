@@ -85,13 +85,12 @@ impl DsxIpm<'_> {
         dzl: &[f64],
         dzu: &[f64],
     ) -> (f64, f64) {
-        let c = self.c_box;
         for j in 0..self.n {
-            let (w, dw) = (self.u[j], dw[j]);
+            let dw = dw[j];
             if dw < 0.0 {
-                ap = ap.min(-(w + c) / dw);
+                ap = ap.min(-self.pl[j] / dw);
             } else if dw > 0.0 {
-                ap = ap.min((c - w) / dw);
+                ap = ap.min(self.pu[j] / dw);
             }
             if dzl[j] < 0.0 {
                 ad = ad.min(-self.zl[j] / dzl[j]);
@@ -146,6 +145,8 @@ impl DsxIpm<'_> {
             *u += ap * du;
         }
         for j in 0..n {
+            self.pl[j] += ap * d.u[j];
+            self.pu[j] -= ap * d.u[j];
             self.zl[j] += ad * d.zl[j];
             self.zu[j] += ad * d.zu[j];
         }
