@@ -7,7 +7,9 @@
 //! (default 50) and box `C` (default 1), the structured IPM alone (no fallback). Prints the
 //! solver, iterations, seconds (and those in the factorisations and solves), objective, the peak
 //! RSS of the fit (the high-water mark is reset after loading) and the count of refined
-//! directions. `SPARSE=1` stores the task as CSR (LP (4) then drops the zero entries' pairs).
+//! directions (the peak RSS also when the fit fails). `ENGINE=1` runs the first fallback,
+//! `hsd-engine/structured`, instead of the structured IPM; `MAXIT=k` sets the iteration limit.
+//! `SPARSE=1` stores the task as CSR (LP (4) then drops the zero entries' pairs).
 //! `LOG=1` prints the iteration log on stderr; `START`, `ETA`, `SIGMA`, `MEHR`, `MAXCORR`,
 //! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG`, `ROUNDS`, `PROUND` (`primal_rounding`) and `STATIC`
 //! override the `DsxIpmSettings` fields of the same meaning; `JITTER=e` multiplies every non-zero
@@ -117,13 +119,22 @@ fn main() {
     if let Some(v) = env("ROUNDS") {
         st.max_refinements = v as usize;
     }
-    let params = DsxLpParams::new()
+    // `ENGINE=1`: the fallback engine (`hsd-engine/structured`) instead; `MAXIT=k`: its limit
+    let backend = if std::env::var_os("ENGINE").is_some() {
+        LpBackend::EngineStructured
+    } else {
+        LpBackend::Structured
+    };
+    let mut params = DsxLpParams::new()
         .budget(n_budget)
         .c(c)
         .values(FeatureValues::Uniform)
-        .backend(LpBackend::Structured)
+        .backend(backend)
         .fallback(false)
         .ipm_settings(st);
+    if let Some(k) = env("MAXIT") {
+        params = params.max_iter(k as u32);
+    }
     let mut log = |it: &bulwark_lp::IterationInfo| {
         eprintln!("{}", log::log_line(it));
         std::ops::ControlFlow::Continue(())
@@ -137,21 +148,15 @@ fn main() {
         Ok(f) => f,
         Err(e) => {
             println!(
-                "m {} FAILED after {:.2}s: {e}",
+                "m {} FAILED after {:.2}s: {e} | {}",
                 d.len(),
-                t.elapsed().as_secs_f64()
+                t.elapsed().as_secs_f64(),
+                peak_rss()
             );
             return;
         }
     };
-    let rss = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .map(String::from)
-        })
-        .unwrap_or_default();
+    let rss = peak_rss();
     println!(
         "m {} n {} N {n_budget} C {c}: {} it {:?} {:.2}s (factor {:.2}s, solves {:.2}s) obj {:?} {} | {} | refined {:?}",
         d.len(),
@@ -171,7 +176,19 @@ fn main() {
             .unwrap_or(f64::NAN),
         f.report.objective,
         f.report.fallbacks.join("; "),
-        rss.split_whitespace().collect::<Vec<_>>().join(" "),
+        rss,
         f.report.details.get("refinements")
     );
+}
+
+/// The process's peak RSS line (`VmHWM: … kB`), whitespace collapsed.
+fn peak_rss() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        })
+        .unwrap_or_default()
 }

@@ -16,9 +16,10 @@ pub enum DeletionError {
     /// No solver of the chain answered LP (4) (status and figures of the last one tried; no
     /// model returned).
     #[error(
-        "LP (4) not solved by {solver}: status {status}{} after {iterations} iterations (primal residual {primal_residual:.2e}, dual residual {dual_residual:.2e}, gap {gap:.2e}){}",
+        "LP (4) not solved by {solver}: status {status}{} after {iterations} iterations (primal residual {primal_residual:.2e}, dual residual {dual_residual:.2e}, gap {gap:.2e}){}{}",
         reason.as_ref().map(|r| format!(" ({r})")).unwrap_or_default(),
-        if fallbacks.is_empty() { String::new() } else { format!("; earlier attempts: {}", fallbacks.join("; ")) }
+        if fallbacks.is_empty() { String::new() } else { format!("; earlier attempts: {}", fallbacks.join("; ")) },
+        not_started.as_ref().map(|r| format!("; {r}")).unwrap_or_default()
     )]
     NotSolved {
         /// The last solver tried (`dsx-ipm`, `hsd-engine/structured`, …; `chunk k: ` in front
@@ -28,8 +29,8 @@ pub enum DeletionError {
         fallbacks: Vec<String>,
         /// Why the solver stopped, when it says.
         reason: Option<String>,
-        /// Final solver status string.
-        status: String,
+        /// Final solver status.
+        status: bulwark_lp::Status,
         /// Iterations of the last solver.
         iterations: u32,
         /// Relative primal residual.
@@ -38,6 +39,9 @@ pub enum DeletionError {
         dual_residual: f64,
         /// Relative gap.
         gap: f64,
+        /// The next solver of the chain when it was not started, and why (it would need more
+        /// memory than [`crate::DsxLpParams::fallback_memory`] allows).
+        not_started: Option<String>,
     },
 }
 
@@ -48,11 +52,12 @@ impl DeletionError {
             solver: solver.to_string(),
             fallbacks: Vec::new(),
             reason: None,
-            status: s.status.as_str().to_string(),
+            status: s.status,
             iterations: s.iterations,
             primal_residual: s.primal_residual,
             dual_residual: s.dual_residual,
             gap: s.gap,
+            not_started: None,
         }
     }
 }

@@ -16,6 +16,13 @@
 //! named in [`SolveDiagnostics::solver`]; the iterations of every attempt are counted.
 //! [`DsxLpParams::fallback`]`(false)` keeps only the first solver. The other backends start the
 //! chain at their own solver (`GenericSparse` and `Dense` retry once unscaled).
+//!
+//! `hsd-engine/structured` holds about 1 KiB per stored (example, feature) pair (the structured
+//! IPM about 230 bytes): it is started only when that fits in
+//! [`DsxLpParams::fallback_memory`] (default: the memory the system reports available). When it
+//! does not, the fit ends with the structured IPM's `NotSolved` error, whose `not_started` names
+//! the engine and the memory it would need — 60 000 Fashion-MNIST images against the rest need
+//! some 45 GiB, and a 24 GiB machine killed the process.
 
 use std::time::Instant;
 
@@ -35,6 +42,31 @@ use crate::params::{DsxLp, DsxLpParams, LpBackend};
 /// Largest LP (variables) for which a failure of both structured solvers falls back to the
 /// generic sparse LDLᵀ (its fill-in grows with the dense coupling to `w`).
 const GENERIC_FALLBACK_MAX_VARS: usize = 300_000;
+
+/// Memory of `hsd-engine/structured` per stored (example, feature) pair of LP (4), rounded up
+/// from the peak RSS of the whole process measured on real images (Fashion-MNIST T-shirt/shirt,
+/// 580 and 2 993 examples × 784: 948 and 866 bytes; MNIST 4/9, 1 991 × 784: 839 bytes), against
+/// about 230 for the structured IPM: the engine builds LP (4) as a general sparse problem.
+const ENGINE_BYTES_PER_PAIR: u64 = 1024;
+
+/// The memory the system reports available (`MemAvailable` of `/proc/meminfo`, Linux), or
+/// `None` where it does not say.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// `bytes` in KiB, MiB or GiB, for messages.
+fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    let (unit, name) = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
+        .into_iter()
+        .find(|&(u, _)| bytes >= u)
+        .unwrap_or((1, "bytes"));
+    format!("{:.1} {name}", b / unit as f64)
+}
 
 /// One solver of the chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +93,20 @@ impl Attempt {
                 equilibrate: false,
             } => "hsd-engine/dense-unscaled",
             Self::Engine { backend, .. } => backend.solver_name(),
+        }
+    }
+
+    /// The memory (bytes) this attempt would hold on `layout`, for the engines on the
+    /// structured factorisation (`None`: not estimated — the structured IPM, whose memory is the
+    /// first attempt's, and the generic engines, which run only on LPs of at most
+    /// [`GENERIC_FALLBACK_MAX_VARS`] variables).
+    fn memory_estimate(self, layout: &Lp4<'_>) -> Option<u64> {
+        match self {
+            Self::Engine {
+                backend: LpBackend::EngineStructured | LpBackend::Structured,
+                ..
+            } => Some(ENGINE_BYTES_PER_PAIR * layout.nnz() as u64),
+            _ => None,
         }
     }
 
@@ -292,19 +338,41 @@ impl DsxLp {
                     iterations,
                 });
             }
+            let mut not_started = None;
             if k + 1 < chain.len() && attempt.falls_back_on(run.status) {
-                fallbacks.push(format!("{}: {}", attempt.name(), run.describe()));
-                continue;
+                let next = chain[k + 1];
+                let limit = self.fallback_memory.or_else(available_memory);
+                match (next.memory_estimate(layout), limit) {
+                    (Some(need), Some(limit)) if need > limit => {
+                        not_started = Some(format!(
+                            "{} not started: it would need about {} (about {ENGINE_BYTES_PER_PAIR} \
+                             bytes per stored (example, feature) pair), {} {}",
+                            next.name(),
+                            human_bytes(need),
+                            human_bytes(limit),
+                            if self.fallback_memory.is_some() {
+                                "allowed by the fallback memory limit"
+                            } else {
+                                "available"
+                            }
+                        ));
+                    }
+                    _ => {
+                        fallbacks.push(format!("{}: {}", attempt.name(), run.describe()));
+                        continue;
+                    }
+                }
             }
             return Err(DeletionError::NotSolved {
                 solver: attempt.name().to_string(),
                 fallbacks,
                 reason: run.reason,
-                status: run.status.as_str().to_string(),
+                status: run.status,
                 iterations: run.iterations,
                 primal_residual: run.primal_residual,
                 dual_residual: run.dual_residual,
                 gap: run.gap,
+                not_started,
             });
         }
         unreachable!("the chain of solvers is never empty")

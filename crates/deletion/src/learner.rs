@@ -82,6 +82,12 @@ impl Learner for LpLearner {
                 default: None,
                 help: "iteration limit of the structured IPM alone, before the fallback solvers take over (default: max_iter)",
             },
+            ParamSpec {
+                name: "fallback_memory_mib",
+                kind: ParamKind::Count,
+                default: None,
+                help: "most memory (MiB) a fallback engine may need to be started, about 1 KiB per stored (example, feature) pair (default: what the system reports available)",
+            },
         ];
         P
     }
@@ -111,15 +117,22 @@ impl Learner for LpLearner {
                 "at most 2^32 - 1",
             )
         })?;
-        let params = DsxLpParams::new()
-            .budget(p.float("budget")?)
-            .c(p.float("C")?)
-            .values(FeatureValues::Given(p.floats("feature_values")?.to_vec()))
-            .backend(backend)
-            .chunks(p.count_opt("chunks")?.map(|k| k as usize))
-            .seed(p.count("seed")?)
-            .tolerance(p.float("tolerance")?)
-            .max_iter(max_iter);
+        let params =
+            DsxLpParams::new()
+                .budget(p.float("budget")?)
+                .c(p.float("C")?)
+                .values(FeatureValues::Given(p.floats("feature_values")?.to_vec()))
+                .backend(backend)
+                .chunks(p.count_opt("chunks")?.map(|k| k as usize))
+                .seed(p.count("seed")?)
+                .tolerance(p.float("tolerance")?)
+                .max_iter(max_iter)
+                .fallback_memory(match p.count_opt("fallback_memory_mib")? {
+                    None => None,
+                    Some(mib) => Some(mib.checked_mul(1 << 20).ok_or_else(|| {
+                        Error::param("fallback_memory_mib", mib, "at most 2^44 MiB")
+                    })?),
+                });
         let params = match p.count_opt("ipm_max_iter")? {
             None => params,
             Some(k) => {

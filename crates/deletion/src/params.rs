@@ -63,6 +63,10 @@ pub struct DsxLp {
     /// Tuning of the structured IPM.
     #[serde(default)]
     pub(crate) ipm_settings: DsxIpmSettings,
+    /// Most memory (bytes) a fallback engine may need to be started (`None`: the memory the
+    /// system reports available when it would start).
+    #[serde(default)]
+    pub(crate) fallback_memory: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -84,6 +88,7 @@ impl Default for DsxLpParams {
             threads: None,
             fallback: true,
             ipm_settings: DsxIpmSettings::default(),
+            fallback_memory: None,
         })
     }
 }
@@ -162,6 +167,16 @@ impl DsxLpParams {
     /// other parameters (a bad field is an error naming `ipm_settings.<field>`).
     pub fn ipm_settings(mut self, s: DsxIpmSettings) -> Self {
         self.0.ipm_settings = s;
+        self
+    }
+    /// Most memory in bytes a fallback engine may need for the fit to start it (default
+    /// `None`: the memory the system reports available at that moment — `MemAvailable` on
+    /// Linux; elsewhere no limit). The engines hold about 1 KiB per stored (example, feature)
+    /// pair, some 30 times the structured IPM: one that would not fit is not started, and the
+    /// fit's [`crate::DeletionError::NotSolved`] says so instead of the process being killed
+    /// for want of memory (see [`crate::fit`]).
+    pub fn fallback_memory(mut self, bytes: Option<u64>) -> Self {
+        self.0.fallback_memory = bytes;
         self
     }
 }

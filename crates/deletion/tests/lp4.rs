@@ -601,6 +601,46 @@ fn without_fallbacks_the_failure_is_a_typed_error_naming_the_solver() {
     );
 }
 
+/// A fallback engine that would need more memory than allowed is not started: the fit fails
+/// with the structured IPM's own status and says which solver was not started and why, instead
+/// of the process running out of memory (the T-shirt-vs-rest benchmark was killed that way).
+#[test]
+fn a_fallback_that_would_not_fit_in_memory_is_not_started() {
+    let data = random_data(60, 8, 1.0, 9, false);
+    // 60 × 8 stored pairs: about 480 KiB for the engine
+    let e = three_ipm_iterations()
+        .fallback_memory(Some(100 * 1024))
+        .fit(&data)
+        .unwrap_err();
+    let (solver, fallbacks) = not_solved(&e, "iteration_limit");
+    assert_eq!(solver, "dsx-ipm", "{e}");
+    assert!(fallbacks.is_empty(), "{e}");
+    let DeletionError::NotSolved { not_started, .. } = &e else {
+        unreachable!()
+    };
+    let why = not_started.as_deref().unwrap_or_default();
+    assert!(
+        why.starts_with("hsd-engine/structured not started: it would need about 480.0 KiB"),
+        "{e}"
+    );
+    assert!(
+        why.contains("100.0 KiB allowed by the fallback memory limit"),
+        "{e}"
+    );
+    assert!(e.to_string().contains(why), "{e}");
+    // with room for it the same fit falls back and is answered
+    let f = three_ipm_iterations()
+        .fallback_memory(Some(1 << 30))
+        .fit(&data)
+        .unwrap();
+    assert_eq!(
+        f.report.solver,
+        "hsd-engine/structured",
+        "{}",
+        f.report.summary()
+    );
+}
+
 /// The solver and the earlier attempts of a `NotSolved` error with `status`.
 fn not_solved<'a>(e: &'a DeletionError, status: &str) -> (&'a str, &'a [String]) {
     match e {
@@ -609,7 +649,7 @@ fn not_solved<'a>(e: &'a DeletionError, status: &str) -> (&'a str, &'a [String])
             fallbacks,
             status: s,
             ..
-        } if s == status => (solver, fallbacks),
+        } if s.as_str() == status => (solver, fallbacks),
         other => panic!("expected NotSolved with status {status}: {other}"),
     }
 }
