@@ -29,6 +29,8 @@ use bulwark_lp::LpProblem;
 mod instance;
 #[path = "../tests/common/log.rs"]
 mod log;
+#[path = "../tests/common/rss.rs"]
+mod rss;
 use instance::instance;
 
 /// Free-format MPS of an LP with `l ≤ Ax` rows (the only kind LP (4) has) and column bounds.
@@ -83,18 +85,6 @@ fn write_mps(p: &LpProblem, path: &str) -> std::io::Result<()> {
         }
     }
     writeln!(f, "ENDATA")
-}
-
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .map(|l| l.split_whitespace().nth(1).unwrap_or("0").to_string())
-        })
-        .and_then(|kb| kb.parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
 /// `(steal, total)` CPU ticks of all cores from `/proc/stat` (Linux; `None` elsewhere).
@@ -208,7 +198,7 @@ fn fashion(task: &BinaryTask) -> (Dataset, String) {
         .expect("scaling");
     // the peak RSS from here on: the task and the solve, not the 60 000 images read (Linux: 5
     // resets the high-water mark)
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    rss::reset_peak();
     let what = match task {
         BinaryTask::Pair(a, b) => format!("classes {a} (+1) and {b} (−1)"),
         BinaryTask::Positive(a) => format!("class {a} (+1) against the other nine (−1)"),
@@ -366,7 +356,7 @@ fn main() {
     if fitted.report.fell_back() {
         eprintln!("lp_bench {case}: {}", fitted.report.summary());
     }
-    let rss = peak_rss_mib();
+    let rss = rss::peak_mib();
     let iters = fitted.report.iterations.unwrap_or(0);
     let xtdx = xtdx_seconds(m, n, 3);
     let json = format!(

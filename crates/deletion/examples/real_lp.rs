@@ -25,6 +25,8 @@ use bulwark_deletion::{DsxLpParams, FeatureValues, LpBackend};
 mod log;
 #[path = "../tests/common/pairs.rs"]
 mod pairs;
+#[path = "../tests/common/rss.rs"]
+mod rss;
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
     let (raw, _) = load(&a[0], None).unwrap();
@@ -141,24 +143,23 @@ fn main() {
     };
     let progress: Option<bulwark_deletion::Progress<'_>> =
         std::env::var_os("LOG").map(|_| &mut log as _);
-    // reset the peak RSS (Linux: `5` to clear_refs) so VmHWM below is the fit's, not the load's
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    // the peak RSS below is the fit's, not the load's
+    rss::reset_peak();
     let t = Instant::now();
     let f = match params.fit_with_progress(&d, progress) {
         Ok(f) => f,
         Err(e) => {
             println!(
-                "m {} FAILED after {:.2}s: {e} | {}",
+                "m {} FAILED after {:.2}s: {e} | peak RSS {:.1} MiB",
                 d.len(),
                 t.elapsed().as_secs_f64(),
-                peak_rss()
+                rss::peak_mib()
             );
             return;
         }
     };
-    let rss = peak_rss();
     println!(
-        "m {} n {} N {n_budget} C {c}: {} it {:?} {:.2}s (factor {:.2}s, solves {:.2}s) obj {:?} {} | {} | refined {:?}",
+        "m {} n {} N {n_budget} C {c}: {} it {:?} {:.2}s (factor {:.2}s, solves {:.2}s) obj {:?} {} | peak RSS {:.1} MiB | refined {:?}",
         d.len(),
         d.n_features(),
         f.report.solver,
@@ -176,19 +177,7 @@ fn main() {
             .unwrap_or(f64::NAN),
         f.report.objective,
         f.report.fallbacks.join("; "),
-        rss,
+        rss::peak_mib(),
         f.report.details.get("refinements")
     );
-}
-
-/// The process's peak RSS line (`VmHWM: … kB`), whitespace collapsed.
-fn peak_rss() -> String {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        })
-        .unwrap_or_default()
 }

@@ -102,7 +102,7 @@ impl<'a> StructuredBackend<'a> {
             let (lam, xi) = (z[a0 + k], z[a0 + k + 1]);
             let mut s = lp.p_i[i] * lam + lp.y[i] * zb + xi;
             for (t, nz) in (lp.indptr[i]..lp.indptr[i + 1]).enumerate() {
-                let j = if lp.dense { t } else { lp.indices[nz] };
+                let j = lp.col(i, t);
                 let alpha = z[a0 + t];
                 s -= alpha;
                 out[r0 + 1 + t] = lp.y[i] * lp.x[nz] * z[j] - lp.v[j] * lam + alpha;
@@ -122,7 +122,7 @@ impl<'a> StructuredBackend<'a> {
             out[n] += lp.y[i] * ua;
             let mut lam = lp.p_i[i] * ua;
             for (t, nz) in (lp.indptr[i]..lp.indptr[i + 1]).enumerate() {
-                let j = if lp.dense { t } else { lp.indices[nz] };
+                let j = lp.col(i, t);
                 let ub = u[r0 + 1 + t];
                 out[j] += lp.y[i] * lp.x[nz] * ub;
                 out[a0 + t] = ub - ua;

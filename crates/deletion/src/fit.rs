@@ -321,6 +321,28 @@ impl DsxLp {
         })
     }
 
+    /// Why `next` is not started on `layout`: its memory estimate exceeds
+    /// [`DsxLpParams::fallback_memory`], or by default the memory the system reports available
+    /// (`None`: it is started — also where neither is known).
+    fn too_big_to_start(&self, next: Attempt, layout: &Lp4<'_>) -> Option<String> {
+        let need = next.memory_estimate(layout)?;
+        let limit = self.fallback_memory.or_else(available_memory)?;
+        (need > limit).then(|| {
+            format!(
+                "{} not started: it would need about {} (about {ENGINE_BYTES_PER_PAIR} bytes per \
+                 stored (example, feature) pair), {} {}",
+                next.name(),
+                human_bytes(need),
+                human_bytes(limit),
+                if self.fallback_memory.is_some() {
+                    "allowed by the fallback memory limit"
+                } else {
+                    "available"
+                }
+            )
+        })
+    }
+
     /// Solves LP (4) on `layout` with the chain of solvers: the first optimal answer, or a
     /// `NotSolved` error naming the last solver tried and every failure before it.
     fn answer(&self, layout: &Lp4<'_>, mut progress: Option<Progress<'_>>) -> Result<Answer> {
@@ -340,27 +362,10 @@ impl DsxLp {
             }
             let mut not_started = None;
             if k + 1 < chain.len() && attempt.falls_back_on(run.status) {
-                let next = chain[k + 1];
-                let limit = self.fallback_memory.or_else(available_memory);
-                match (next.memory_estimate(layout), limit) {
-                    (Some(need), Some(limit)) if need > limit => {
-                        not_started = Some(format!(
-                            "{} not started: it would need about {} (about {ENGINE_BYTES_PER_PAIR} \
-                             bytes per stored (example, feature) pair), {} {}",
-                            next.name(),
-                            human_bytes(need),
-                            human_bytes(limit),
-                            if self.fallback_memory.is_some() {
-                                "allowed by the fallback memory limit"
-                            } else {
-                                "available"
-                            }
-                        ));
-                    }
-                    _ => {
-                        fallbacks.push(format!("{}: {}", attempt.name(), run.describe()));
-                        continue;
-                    }
+                not_started = self.too_big_to_start(chain[k + 1], layout);
+                if not_started.is_none() {
+                    fallbacks.push(format!("{}: {}", attempt.name(), run.describe()));
+                    continue;
                 }
             }
             return Err(DeletionError::NotSolved {

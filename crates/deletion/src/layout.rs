@@ -149,6 +149,15 @@ impl<'a> Lp4<'a> {
     pub fn support_len(&self, i: usize) -> usize {
         self.indptr[i + 1] - self.indptr[i]
     }
+    /// The column of entry `t` of example `i`'s support (`t` itself for dense data).
+    #[inline]
+    pub(crate) fn col(&self, i: usize, t: usize) -> usize {
+        if self.dense {
+            t
+        } else {
+            self.indices[self.indptr[i] + t]
+        }
+    }
     /// The columns of example `i`'s support; empty for dense data (entry `t` is column `t`).
     pub(crate) fn cols(&self, i: usize) -> &[usize] {
         if self.dense {
@@ -207,7 +216,7 @@ impl<'a> Lp4<'a> {
             lp.add_row(self.v0[i] / self.p, f64::INFINITY, &coeffs);
             // b_ij: y_i x_ij w_j − v_j λ_i + α_ij ≥ v_j / P
             for (t, nz) in (self.indptr[i]..self.indptr[i + 1]).enumerate() {
-                let j = if self.dense { t } else { self.indices[nz] };
+                let j = self.col(i, t);
                 coeffs.clear();
                 coeffs.push((j, self.y[i] * self.x[nz]));
                 coeffs.push((alpha0 + t, 1.0));

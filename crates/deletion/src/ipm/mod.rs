@@ -401,8 +401,8 @@ impl<'a> DsxIpm<'a> {
             .collect();
         let mut h_norm = inf_norm(&h_a);
         for i in 0..m {
-            for (t, nz) in (lp.indptr[i]..lp.indptr[i + 1]).enumerate() {
-                let j = if lp.dense { t } else { lp.indices[nz] };
+            for t in 0..lp.support_len(i) {
+                let j = lp.col(i, t);
                 h_norm = h_norm.max(h_b(&v_over_p, &lp.v, &lam_fixed_at, i, j).abs());
             }
         }
@@ -507,13 +507,7 @@ fn caps(lp: &Lp4<'_>, cx: &[f64]) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
     let mut fix = vec![0.0; lp.m()];
     for (i, cap_i) in cap.iter_mut().enumerate() {
         let nz = lp.indptr[i]..lp.indptr[i + 1];
-        let col = |t: usize| {
-            if lp.dense {
-                t - lp.indptr[i]
-            } else {
-                lp.indices[t]
-            }
-        };
+        let col = |nz: usize| lp.col(i, nz - lp.indptr[i]);
         let v_i: f64 = nz.clone().map(|t| lp.v[col(t)]).sum();
         if v_i - lp.p_i[i] > 1e-12 * v_i.max(1.0) {
             continue;

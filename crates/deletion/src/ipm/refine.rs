@@ -148,7 +148,7 @@ impl DsxIpm<'_> {
             gb += lp.y[i] * dya;
             let mut glam = self.lam_p[i] * dya;
             for t in 0..kk {
-                let j = if lp.dense { t } else { lp.indices[nz + t] };
+                let j = lp.col(i, t);
                 let dyb = d.y[r0 + 1 + t];
                 rhs[j] += lp.y[i] * xs[nz + t] * dyb;
                 glam -= self.lam_v[j] * dyb;
@@ -177,7 +177,7 @@ impl DsxIpm<'_> {
             let (dl, dx) = (sign * du[a0 + kk], sign * du[a0 + kk + 1]);
             let mut act = self.lam_p[i] * dl + lp.y[i] * db + dx;
             for t in 0..kk {
-                let j = if lp.dense { t } else { lp.indices[nz + t] };
+                let j = lp.col(i, t);
                 let da = sign * du[a0 + t];
                 act -= da;
                 let ds = lp.y[i] * xs[nz + t] * sign * du[j] - self.lam_v[j] * dl + da;
