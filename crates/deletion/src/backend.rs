@@ -307,7 +307,7 @@ impl KktBackend for StructuredBackend<'_> {
         // the whole Newton step against the exact operator, so no inner refinement is needed.
         self.z.copy_from_slice(&self.rhs);
         system
-            .solve_in_place(&mut self.z)
+            .solve_in_place(&self.s.view(), &mut self.z)
             .map_err(|e| KktError::Unsupported {
                 backend: NAME,
                 reason: e.to_string(),

@@ -140,7 +140,7 @@ fn bench_one(
             b.iter(|| {
                 sys.factor(&sc).unwrap();
                 z.copy_from_slice(&rhs);
-                sys.solve_in_place(&mut z).unwrap();
+                sys.solve_in_place(&sc, &mut z).unwrap();
                 black_box(&z);
             })
         },

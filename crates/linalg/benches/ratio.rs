@@ -81,7 +81,7 @@ fn case(m: usize, n: usize, density: f64, kernel: SchurKernel, par: Par, reps: u
         tf = tf.min(secs(|| flops = sys.factor(&sc).unwrap().schur_flops));
         ts = ts.min(secs(|| {
             z.copy_from_slice(&rhs);
-            sys.solve_in_place(&mut z).unwrap();
+            sys.solve_in_place(&sc, &mut z).unwrap();
             black_box(&z);
         }));
     }

@@ -78,7 +78,7 @@ proptest! {
                 settings).unwrap();
             sys.factor(&sc.as_ref()).unwrap();
             let mut z = r.clone();
-            sys.solve_in_place(&mut z).unwrap();
+            sys.solve_in_place(&sc.as_ref(), &mut z).unwrap();
             let res = rel_residual(&h, &z, &r);
             prop_assert!(res <= 1e-10, "kernel {kernel:?}: residual {res}");
             let err: Vec<f64> = z.iter().zip(&zref).map(|(a, b)| a - b).collect();
@@ -129,7 +129,7 @@ proptest! {
         // the direct solve matches H + δI
         let hd = dense_h(&inst, &sc, 1e-4);
         let mut z = r.clone();
-        sys.solve_in_place(&mut z).unwrap();
+        sys.solve_in_place(&sc.as_ref(), &mut z).unwrap();
         prop_assert!(rel_residual(&hd, &z, &r) <= 1e-10);
         let info = sys.solve_refined(&sc.as_ref(), &r, &mut z, 1e-12, 20).unwrap();
         prop_assert!(info.relative_residual <= 1e-11, "{info:?}");
@@ -151,8 +151,8 @@ proptest! {
         b.factor(&sc.as_ref()).unwrap();
         let r = random_vec(a.len(), seed);
         let (mut za, mut zb) = (r.clone(), r.clone());
-        a.solve_in_place(&mut za).unwrap();
-        b.solve_in_place(&mut zb).unwrap();
+        a.solve_in_place(&sc.as_ref(), &mut za).unwrap();
+        b.solve_in_place(&sc.as_ref(), &mut zb).unwrap();
         let err: Vec<f64> = za.iter().zip(&zb).map(|(x, y)| x - y).collect();
         prop_assert!(norm(&err) <= 1e-10 * norm(&za));
     }
@@ -168,7 +168,7 @@ fn one_example_one_feature() {
         let h = dense_h(&inst, &sc, 0.0);
         let r = random_vec(sys.len(), 3);
         let mut z = r.clone();
-        sys.solve_in_place(&mut z).unwrap();
+        sys.solve_in_place(&sc.as_ref(), &mut z).unwrap();
         assert!(rel_residual(&h, &z, &r) <= 1e-12);
     }
 }
@@ -247,7 +247,10 @@ fn invalid_scalings_are_typed_errors() {
     ));
     // a failed factor invalidates the previous one
     let mut r = vec![0.0; sys.len()];
-    assert_eq!(sys.solve_in_place(&mut r), Err(LinalgError::NotFactored));
+    assert_eq!(
+        sys.solve_in_place(&base.as_ref(), &mut r),
+        Err(LinalgError::NotFactored)
+    );
 }
 
 #[test]
@@ -297,9 +300,21 @@ fn zero_pivots_are_typed_errors() {
 
 /// Two examples on three features where feature 2 never appears (its `S` column holds its box
 /// scaling `w_diag[2]` alone): factored with `phi` and `w_diag` under `settings`.
+/// The scalings of [`factor_feature_two_absent`]: `φ` and `ω` as given, every other one 1.
+fn two_absent_scalings<'a>(phi: &'a [f64; 3], w_diag: &'a [f64; 3]) -> DsxScalings<'a> {
+    DsxScalings {
+        theta: &[1.0, 2.0],
+        phi,
+        w_diag,
+        b_diag: 0.0,
+        sigma: &[1.0, 1.0, 1.0],
+        rho: &[1.0, 1.0],
+        kappa: &[1.0, 1.0],
+    }
+}
+
 fn factor_feature_two_absent(
-    phi: [f64; 3],
-    w_diag: [f64; 3],
+    sc: &DsxScalings<'_>,
     settings: DsxSettings,
 ) -> (DsxSystem, bulwark_linalg::Result<FactorInfo>) {
     let rows = RowsRef::Csr {
@@ -308,17 +323,8 @@ fn factor_feature_two_absent(
         values: &[1.0, -2.0, 0.5],
         n: 3,
     };
-    let sc = DsxScalings {
-        theta: &[1.0, 2.0],
-        phi: &phi,
-        w_diag: &w_diag,
-        b_diag: 0.0,
-        sigma: &[1.0, 1.0, 1.0],
-        rho: &[1.0, 1.0],
-        kappa: &[1.0, 1.0],
-    };
     let mut sys = DsxSystem::try_new_with(rows, &[1.0, -1.0], &[1.0; 3], 2.0, settings).unwrap();
-    let info = sys.factor(&sc);
+    let info = sys.factor(sc);
     (sys, info)
 }
 
@@ -333,7 +339,8 @@ fn regularized(epsilon: f64, delta: f64) -> DsxSettings {
 fn singular_schur_is_typed_error_or_regularized() {
     // ω_2 = 0: H is singular in w_2.
     let (phi, w_diag) = ([1.0, 0.5, 2.0], [1.0, 1.0, 0.0]);
-    let (_, info) = factor_feature_two_absent(phi, w_diag, DsxSettings::default());
+    let sc = two_absent_scalings(&phi, &w_diag);
+    let (_, info) = factor_feature_two_absent(&sc, DsxSettings::default());
     assert!(matches!(
         info,
         Err(LinalgError::NotPositiveDefinite {
@@ -342,10 +349,11 @@ fn singular_schur_is_typed_error_or_regularized() {
             ..
         })
     ));
-    let (mut sys, info) = factor_feature_two_absent(phi, w_diag, regularized(1e-12, 1e-8));
+    let sc = two_absent_scalings(&phi, &w_diag);
+    let (mut sys, info) = factor_feature_two_absent(&sc, regularized(1e-12, 1e-8));
     assert_eq!(info.unwrap().regularized_pivots, 1);
     let mut r = vec![1.0; sys.len()];
-    sys.solve_in_place(&mut r).unwrap();
+    sys.solve_in_place(&sc, &mut r).unwrap();
     assert!(r.iter().all(|e| e.is_finite()));
 }
 
@@ -357,10 +365,11 @@ fn regularization_is_relative_to_each_columns_diagonal() {
     // replaced, making Δw_2 wrong by orders of magnitude), and the decoupled w_2 component of
     // the solution is r_2 / ω_2.
     let (phi, w_diag) = ([1e6, 0.5, 2e6], [1e6, 1e6, 1e-12]);
-    let (mut sys, info) = factor_feature_two_absent(phi, w_diag, regularized(1e-14, 1e-10));
+    let sc = two_absent_scalings(&phi, &w_diag);
+    let (mut sys, info) = factor_feature_two_absent(&sc, regularized(1e-14, 1e-10));
     assert_eq!(info.unwrap().regularized_pivots, 0);
     let mut r = vec![1.0; sys.len()];
-    sys.solve_in_place(&mut r).unwrap();
+    sys.solve_in_place(&sc, &mut r).unwrap();
     assert!(
         (r[2] - 1e12).abs() <= 1e-9 * 1e12,
         "w_2 component {} instead of 1e12",
@@ -622,4 +631,58 @@ fn rows_apply_consistent_with_apply() {
         let err: Vec<f64> = out.iter().zip(&hz).map(|(a, b)| a - b).collect();
         assert!(norm(&err) <= 1e-13 * norm(&hz));
     }
+}
+
+#[test]
+fn refined_solve_in_the_callers_work_vectors_is_the_same_solve() {
+    // scalings over twelve decades, so PCG has work to do
+    let inst = Instance::random(7, 9, false, 0.6, 11);
+    let sc = Scalings::random(&inst, -6.0, 6.0, 11);
+    let settings = DsxSettings {
+        static_regularization: 1e-6,
+        ..DsxSettings::default()
+    };
+    let mut sys = DsxSystem::try_new_with(inst.rows(), &inst.y, &inst.v, inst.p, settings).unwrap();
+    sys.factor(&sc.as_ref()).unwrap();
+    let r = random_vec(sys.len(), 5);
+    let mut z_own = vec![0.0; sys.len()];
+    let own = sys
+        .solve_refined(&sc.as_ref(), &r, &mut z_own, 1e-14, 10)
+        .unwrap();
+    assert!(own.iterations > 0, "{own:?}");
+    // work vectors longer than `len` are fine (the IPM lends vectors of its own)
+    let mut work = [
+        vec![7.0; sys.len() + 3],
+        vec![7.0; sys.len()],
+        vec![7.0; sys.len() + 1],
+    ];
+    let [a, b, c] = &mut work;
+    let mut z = vec![0.0; sys.len()];
+    let lent = sys
+        .solve_refined_in(&sc.as_ref(), &r, &mut z, 1e-14, 10, [a, b, c])
+        .unwrap();
+    assert_eq!(own, lent);
+    assert_eq!(z, z_own);
+    // a work vector too short is a typed error, not a panic
+    let mut short = vec![0.0; sys.len() - 1];
+    let [a, b, _] = &mut work;
+    assert!(matches!(
+        sys.solve_refined_in(&sc.as_ref(), &r, &mut z, 1e-14, 10, [a, b, &mut short]),
+        Err(LinalgError::DimensionMismatch { name: "work", .. })
+    ));
+}
+
+#[test]
+fn solve_in_place_checks_the_scalings_it_is_given() {
+    let inst = Instance::random(3, 4, true, 1.0, 2);
+    let sc = Scalings::random(&inst, -1.0, 1.0, 2);
+    let mut sys = inst.system();
+    sys.factor(&sc.as_ref()).unwrap();
+    let mut r = random_vec(sys.len(), 1);
+    let mut view = sc.as_ref();
+    view.phi = &view.phi[1..];
+    assert!(matches!(
+        sys.solve_in_place(&view, &mut r),
+        Err(LinalgError::DimensionMismatch { name: "phi", .. })
+    ));
 }

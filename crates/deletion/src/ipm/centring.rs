@@ -70,7 +70,8 @@ impl DsxIpm<'_> {
         let p = self.parts;
         let second_order =
             |r: &mut f64, x: f64, z: f64, dx: f64, dz: f64| *r = target - x * z - dx * dz;
-        let (a, rows) = (&self.aff, [&self.s[..], &self.y, &self.aff.s, &self.aff.y]);
+        let a = &self.aff;
+        let rows = [&self.s[..], &self.y, &a.s[..self.rows], &a.y[..self.rows]];
         map5(&self.exec, &p.rows, &mut self.rs, rows, second_order);
         let tail = [&self.u[t0..], &self.z[t0..], &a.u[t0..], &a.z[t0..]];
         map5(&self.exec, &p.tail, &mut self.rt[t0..], tail, second_order);
@@ -161,7 +162,7 @@ impl DsxIpm<'_> {
             &self.exec,
             &p.rows,
             &mut self.rs,
-            [&self.s, &d.s, &self.y, &d.y],
+            [&self.s, &d.s[..self.rows], &self.y, &d.y[..self.rows]],
             f,
         );
         let tail = [&self.u[t0..], &d.u[t0..], &self.z[t0..], &d.z[t0..]];

@@ -171,6 +171,10 @@ pub struct IpmOutcome {
 pub type Progress<'a> = &'a mut dyn FnMut(&IterationInfo) -> ControlFlow<()>;
 
 /// A direction: primal `(Δu, Δs)` and dual `(Δy, Δz, Δz_l, Δz_u, Δz_c)`.
+///
+/// `s` and `y` have the length of `u` (the variables), of which the rows use the first
+/// [`DsxIpm::rows`]: while `u` is solved for, `s`, `y` and `z` are the refined solve's work
+/// vectors ([`DsxIpm::solve_h`]), so the linear-algebra layer keeps none of its own.
 struct Dir {
     u: Vec<f64>,
     s: Vec<f64>,
@@ -186,8 +190,8 @@ impl Dir {
     fn new(len: usize, rows: usize, n: usize, m: usize) -> Self {
         Self {
             u: vec![0.0; len],
-            s: vec![0.0; rows],
-            y: vec![0.0; rows],
+            s: vec![0.0; rows.max(len)],
+            y: vec![0.0; rows.max(len)],
             z: vec![0.0; len],
             zl: vec![0.0; n],
             zu: vec![0.0; n],
@@ -270,9 +274,16 @@ pub(crate) struct DsxIpm<'a> {
     zc: Vec<f64>,
     /// The caps' complementarity right-hand sides.
     rc: Vec<f64>,
-    // residuals
-    rp: Vec<f64>,
-    rd: Vec<f64>,
+    // residuals (`residuals`), stored where they are not per non-zero: the components of the
+    // rows `b_ij` and the variables `α_ij` are computed where they are read, from the iterate
+    // ([`RowsB::rp`], [`rd_alpha`]), so no array of them is kept
+    /// `r_p` of the rows `a_i`, per example.
+    rp_a: Vec<f64>,
+    /// `r_d` of `(w, b)`.
+    rd_w: Vec<f64>,
+    /// `r_d` of `λ_i` and of `ξ_i`, per example.
+    rd_lam: Vec<f64>,
+    rd_xi: Vec<f64>,
     // complementarity right-hand sides
     rs: Vec<f64>,
     rt: Vec<f64>,
@@ -281,10 +292,6 @@ pub(crate) struct DsxIpm<'a> {
     // directions: affine (predictor) and combined
     aff: Dir,
     dir: Dir,
-    // reciprocals of the current iterate (set by `factor`): 1/s, and 1/u on the tail (the dual
-    // ratio tests compare against y and z directly: `mx_ratio`)
-    inv_s: Vec<f64>,
-    inv_u: Vec<f64>,
     // scratch
     /// Per-block scratch of length `n` (dense rows), `PARTS × n`.
     qbufs: Vec<f64>,
@@ -439,16 +446,16 @@ impl<'a> DsxIpm<'a> {
             cap,
             zc: z(m),
             rc: z(m),
-            rp: z(nrows),
-            rd: z(len),
+            rp_a: z(m),
+            rd_w: z(n + 1),
+            rd_lam: z(m),
+            rd_xi: z(m),
             rs: z(nrows),
             rt: z(len),
             rl: z(n),
             ru: z(n),
             aff: Dir::new(len, nrows, n, m),
             dir: Dir::new(len, nrows, n, m),
-            inv_s: z(nrows),
-            inv_u: z(len),
             rhs: z(len),
             qbufs: z(PARTS * n),
             wacc: z(PARTS * n),
@@ -487,6 +494,117 @@ impl<'a> DsxIpm<'a> {
     fn lam_index(&self, i: usize) -> usize {
         self.lp.var_offset(i) + self.lp.support_len(i)
     }
+}
+
+/// The [`RowsB`] of a [`DsxIpm`]: a struct literal (not a method) borrows the solver's fields
+/// one by one, so it can be built beside a mutable borrow of another field.
+macro_rules! rows_b {
+    ($s:expr) => {
+        $crate::ipm::RowsB {
+            lam_v: &$s.lam_v,
+            v_over_p: &$s.v_over_p,
+            v: &$s.lp.v,
+            fixed_at: &$s.lam_fixed_at,
+            fixed: $s.lam_fixed,
+        }
+    };
+}
+pub(crate) use rows_b;
+
+/// The data of the rows `b_ij` that their primal residual needs besides the iterate.
+#[derive(Clone, Copy)]
+pub(crate) struct RowsB<'a> {
+    lam_v: &'a [f64],
+    v_over_p: &'a [f64],
+    v: &'a [f64],
+    fixed_at: &'a [f64],
+    fixed: bool,
+}
+
+impl RowsB<'_> {
+    /// The right-hand side `h` of the row `b_ij` ([`h_b`]; `v_j / P + v_j · 0` is `v_j / P`:
+    /// the same bits without the product when no λ is fixed).
+    #[inline(always)]
+    fn h(&self, i: usize, j: usize) -> f64 {
+        if self.fixed {
+            h_b(self.v_over_p, self.v, self.fixed_at, i, j)
+        } else {
+            self.v_over_p[j]
+        }
+    }
+
+    /// The primal residual `(G u − s − h)` of the row `b_ij` (DSX eq. (4):
+    /// `C y_i x_ij w_j − v_j λ_i + α_ij − s_ij − h_ij`), from `cyx_w = C y_i x_ij · w_j` (with
+    /// `C y_i x_ij` as `y_i` times the system's `C x_ij`), `λ_i`, `α_ij` and `s_ij`: every pass
+    /// computes it with this one expression, so it is the same bits where
+    /// [`DsxIpm::residuals`] measures it and where the Newton steps read it (it is not stored).
+    #[inline(always)]
+    fn rp(&self, i: usize, j: usize, cyx_w: f64, lam: f64, alpha: f64, s: f64) -> f64 {
+        cyx_w - self.lam_v[j] * lam + alpha - s - self.h(i, j)
+    }
+}
+
+/// What the primal residuals of one example's rows `b_ij` are computed from, for the passes
+/// that read them ([`ExampleRp::at`]).
+#[derive(Clone, Copy)]
+struct ExampleRp<'a> {
+    rows_b: RowsB<'a>,
+    /// The example.
+    i: usize,
+    /// `y_i`.
+    yi: f64,
+    /// The system's `C x_ij` over the support.
+    xs: &'a [f64],
+    /// `w` (indexed by feature).
+    w: &'a [f64],
+    /// The example's tail of `u`: `α_ij` over the support, then `λ_i`, `ξ_i`.
+    tail: &'a [f64],
+    /// The example's rows' slacks: `s` of `a_i`, then of `b_ij` over the support.
+    s: &'a [f64],
+}
+
+impl<'a> ExampleRp<'a> {
+    #[inline(always)]
+    fn new(
+        rows_b: RowsB<'a>,
+        i: usize,
+        yi: f64,
+        xs: &'a [f64],
+        w: &'a [f64],
+        tail: &'a [f64],
+        s: &'a [f64],
+    ) -> Self {
+        Self {
+            rows_b,
+            i,
+            yi,
+            xs,
+            w,
+            tail,
+            s,
+        }
+    }
+
+    /// `r_p` of the row `b_ij` of the support's entry `t` (feature `j`), or 0 when `RP0` (the
+    /// primal residual is at rounding level and taken as zero: module docs). A method, not a
+    /// closure: a closure nested in the passes' closures was not inlined (a call per pair).
+    #[inline(always)]
+    fn at<const RP0: bool>(&self, t: usize, j: usize) -> f64 {
+        if RP0 {
+            return 0.0;
+        }
+        let lam = self.tail[self.xs.len()];
+        let cyx_w = self.yi * self.xs[t] * self.w[j];
+        self.rows_b
+            .rp(self.i, j, cyx_w, lam, self.tail[t], self.s[t + 1])
+    }
+}
+
+/// The dual residual `(c − Gᵀy − z)` of `α_ij`: `y_a,i − y_b,ij − z_ij` (DSX eq. (4): `α_ij`
+/// has `+1` in the row `b_ij` and `−1` in `a_i`); computed where read, like [`RowsB::rp`].
+#[inline(always)]
+fn rd_alpha(ya: f64, yb: f64, z: f64) -> f64 {
+    ya - yb - z
 }
 
 /// The right-hand side `v_j / P + v_j t_i` of the row `b_ij` (DSX eq. (4); `t_i` the value a

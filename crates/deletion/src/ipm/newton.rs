@@ -5,7 +5,7 @@
 use super::kernels::{dot, sum};
 use super::parallel::{PARTS, chunks, jobs, parts, parts_mut};
 use super::step::{max_neg_ratio, max_neg_ratio_div, mx_ratio};
-use super::{Dir, DsxIpm};
+use super::{Dir, DsxIpm, ExampleRp, rd_alpha};
 use crate::error::Result;
 
 impl DsxIpm<'_> {
@@ -26,7 +26,7 @@ impl DsxIpm<'_> {
         } else {
             std::mem::replace(&mut self.dir, Dir::new(0, 0, 0, 0))
         };
-        let r = self.solve_h(&mut d.u, tol).map(|()| {
+        let r = self.solve_h(&mut d, tol).map(|()| {
             if self.rp_zero {
                 self.recover::<AFF, true>(&mut d)
             } else {
@@ -49,13 +49,12 @@ impl DsxIpm<'_> {
         let (n, t0) = (self.n, self.t0());
         let p = self.parts;
         let (rs, y) = (parts(&self.rs, &p.rows), parts(&self.y, &p.rows));
-        let (rp, is) = (parts(&self.rp, &p.rows), parts(&self.inv_s, &p.rows));
-        let (rt, iu) = (
-            parts(&self.rt[t0..], &p.tail),
-            parts(&self.inv_u[t0..], &p.tail),
-        );
+        let (rp_a, sv) = (parts(&self.rp_a, &p.ex), parts(&self.s, &p.rows));
+        let (u_w, u_t) = self.u.split_at(t0);
+        let (rt, uv) = (parts(&self.rt[t0..], &p.tail), parts(u_t, &p.tail));
         let zt = parts(&self.z[t0..], &p.tail);
-        let rd = parts(&self.rd[t0..], &p.tail);
+        let rd = (parts(&self.rd_lam, &p.ex), parts(&self.rd_xi, &p.ex));
+        let rows_b = super::rows_b!(self);
         let (rhs_w, rhs_t) = self.rhs.split_at_mut(n + 1);
         let mut out = parts_mut(rhs_t, &p.tail);
         let mut wacc = chunks(&mut self.wacc, n);
@@ -66,8 +65,8 @@ impl DsxIpm<'_> {
         let work = jobs(|k| {
             (
                 k,
-                (rs[k], y[k], rp[k], is[k]),
-                (rt[k], iu[k], rd[k], zt[k]),
+                (rs[k], y[k], rp_a[k], sv[k]),
+                (rt[k], uv[k], (rd.0[k], rd.1[k]), zt[k]),
                 std::mem::take(&mut out[k]),
                 std::mem::take(&mut wacc[k]),
                 std::mem::take(&mut qbuf[k]),
@@ -75,8 +74,8 @@ impl DsxIpm<'_> {
             )
         });
         self.exec.run(work, |(k, rows, tail, out, acc, qbuf, rb)| {
-            let (rs, y, rp, is) = rows;
-            let (rt, iu, rd, zt) = tail;
+            let (rs, y, rp_a, sv) = rows;
+            let (rt, uv, (rd_lam, rd_xi), zt) = tail;
             let e0 = p.ex[k];
             acc.fill(0.0);
             let mut rbk = 0.0;
@@ -88,21 +87,24 @@ impl DsxIpm<'_> {
                 let (cols, xs, yi) = (lp.cols(i), &xs_all[nz], lp.y[i]);
                 let rr = r0..r0 + kk + 1;
                 let vr = a0..a0 + kk + 2;
-                let (rs, y, rp, is) = (&rs[rr.clone()], &y[rr.clone()], &rp[rr.clone()], &is[rr]);
-                let (rt, iu, rd) = (&rt[vr.clone()], &iu[vr.clone()], &rd[vr.clone()]);
+                let (rs, y, sv) = (&rs[rr.clone()], &y[rr.clone()], &sv[rr]);
+                let (rt, uv) = (&rt[vr.clone()], &uv[vr.clone()]);
                 let zt = &zt[vr.clone()];
                 let out = &mut out[vr];
                 // q = (r_s − y∘r_p)/s and r_t/u; for the predictor (`AFF`: r_s = −s∘y,
                 // r_t = −u∘z) in closed form, without the stored right-hand sides
                 // (`RP0`: r_p is at rounding level and taken as zero, without reading it)
-                let qrow = |t: usize| match (AFF, RP0) {
+                // (`1/s`, `1/u` computed where read, as `factor` computes the scalings)
+                // (`qrow`'s `rp`: r_p of the row `t`, `rp_a` for a_i, `ExampleRp::at` for b_ij)
+                let rp = ExampleRp::new(rows_b, i, yi, xs, u_w, uv, sv);
+                let qrow = |t: usize, rp: f64| match (AFF, RP0) {
                     (true, true) => -y[t],
-                    (true, false) => -y[t] * (1.0 + rp[t] * is[t]),
-                    (false, true) => rs[t] * is[t],
-                    (false, false) => (rs[t] - y[t] * rp[t]) * is[t],
+                    (true, false) => -y[t] * (1.0 + rp * (1.0 / sv[t])),
+                    (false, true) => rs[t] * (1.0 / sv[t]),
+                    (false, false) => (rs[t] - y[t] * rp) * (1.0 / sv[t]),
                 };
-                let rtu = |t: usize| if AFF { -zt[t] } else { rt[t] * iu[t] };
-                let qa = qrow(0);
+                let rtu = |t: usize| if AFF { -zt[t] } else { rt[t] * (1.0 / uv[t]) };
+                let qa = qrow(0, if RP0 { 0.0 } else { rp_a[i - e0] });
                 rbk += lp.y[i] * qa;
                 let mut lam = self.lam_p[i] * qa;
                 if lp.dense {
@@ -110,26 +112,26 @@ impl DsxIpm<'_> {
                     // reduction
                     let q = &mut qbuf[..kk];
                     for (t, qb) in q.iter_mut().enumerate() {
-                        *qb = qrow(t + 1);
+                        *qb = qrow(t + 1, rp.at::<RP0>(t, t));
                     }
                     for ((w, &a), &qb) in acc[..kk].iter_mut().zip(xs).zip(q.iter()) {
                         *w += yi * a * qb;
                     }
                     lam -= dot(&self.lam_v[..kk], q);
                     for (t, o) in out[..kk].iter_mut().enumerate() {
-                        *o = (q[t] - qa) + rtu(t) - rd[t];
+                        *o = (q[t] - qa) + rtu(t) - rd_alpha(y[0], y[t + 1], zt[t]);
                     }
                 } else {
                     for t in 0..kk {
                         let j = cols[t];
-                        let qb = qrow(t + 1);
+                        let qb = qrow(t + 1, rp.at::<RP0>(t, j));
                         acc[j] += yi * xs[t] * qb;
                         lam -= self.lam_v[j] * qb;
-                        out[t] = (qb - qa) + rtu(t) - rd[t];
+                        out[t] = (qb - qa) + rtu(t) - rd_alpha(y[0], y[t + 1], zt[t]);
                     }
                 }
-                out[kk] = lam + rtu(kk) - rd[kk];
-                out[kk + 1] = qa + rtu(kk + 1) - rd[kk + 1];
+                out[kk] = lam + rtu(kk) - rd_lam[i - e0];
+                out[kk + 1] = qa + rtu(kk + 1) - rd_xi[i - e0];
             }
             rb[0] = rbk;
         });
@@ -140,9 +142,9 @@ impl DsxIpm<'_> {
             }
         }
         for j in 0..n {
-            rhs_w[j] += self.rl[j] / self.pl[j] - self.ru[j] / self.pu[j] - self.rd[j];
+            rhs_w[j] += self.rl[j] / self.pl[j] - self.ru[j] / self.pu[j] - self.rd_w[j];
         }
-        rhs_w[n] = rb.iter().sum::<f64>() - self.rd[n];
+        rhs_w[n] = rb.iter().sum::<f64>() - self.rd_w[n];
         // the caps' bound terms on λ: −r_c/(Λ − λ) (the box's `−r_u/p_u`)
         for &i in &self.capped {
             let l = self.lam_index(i);
@@ -153,17 +155,19 @@ impl DsxIpm<'_> {
     /// Recovers `Δs = GΔu + r_p`, `Δy = (r_s − y∘Δs)/s`, the bound-dual steps, and the largest
     /// primal and dual step lengths (before `η`), in one pass over the examples (block by
     /// block; the step lengths are maxima, exact in any order).
-    fn recover<const AFF: bool, const RP0: bool>(&self, d: &mut Dir) -> (f64, f64, [f64; 2]) {
+    fn recover<const AFF: bool, const RP0: bool>(&mut self, d: &mut Dir) -> (f64, f64, [f64; 2]) {
         let lp = self.lp;
         let (n, t0) = (self.n, self.t0());
         let p = self.parts;
         let (rs, y) = (parts(&self.rs, &p.rows), parts(&self.y, &p.rows));
-        let (rp, is) = (parts(&self.rp, &p.rows), parts(&self.inv_s, &p.rows));
+        let (rp_a, sv) = (parts(&self.rp_a, &p.ex), parts(&self.s, &p.rows));
+        let u_w = &self.u[..t0];
+        let rows_b = super::rows_b!(self);
         let (rt, z) = (
             parts(&self.rt[t0..], &p.tail),
             parts(&self.z[t0..], &p.tail),
         );
-        let iu = parts(&self.inv_u[t0..], &p.tail);
+        let uv = parts(&self.u[t0..], &p.tail);
         let Dir {
             u: du,
             s: ds,
@@ -184,6 +188,7 @@ impl DsxIpm<'_> {
         // for the predictor, `AFF`)
         let mut maxima = [[0.0f64; 4]; PARTS];
         let mut slots = chunks(&mut maxima, 1);
+        let mut qbuf = chunks(&mut self.qbufs, n);
         #[inline(always)]
         fn mx(a: f64, b: f64) -> f64 {
             if b > a { b } else { a }
@@ -192,19 +197,20 @@ impl DsxIpm<'_> {
         let work = jobs(|k| {
             (
                 k,
-                (rs[k], y[k], rp[k], is[k]),
-                (rt[k], z[k], iu[k], du_t[k]),
+                (rs[k], y[k], rp_a[k], sv[k]),
+                (rt[k], z[k], uv[k], du_t[k]),
                 (
                     std::mem::take(&mut ds[k]),
                     std::mem::take(&mut dy[k]),
                     std::mem::take(&mut dz[k]),
                 ),
                 std::mem::take(&mut slots[k]),
+                std::mem::take(&mut qbuf[k]),
             )
         });
-        self.exec.run(work, |(k, rows, tail, outs, slot)| {
-            let (rs, y, rp, is) = rows;
-            let (rt, z, iu, du) = tail;
+        self.exec.run(work, |(k, rows, tail, outs, slot, inv)| {
+            let (rs, y, rp_a, sv) = rows;
+            let (rt, z, uv, du) = tail;
             let (ds, dy, dz) = outs;
             let e0 = p.ex[k];
             let (mut pm, mut dm) = (0.0f64, 0.0f64);
@@ -217,43 +223,55 @@ impl DsxIpm<'_> {
                 let (cols, xs, yi) = (lp.cols(i), &xs_all[nz], lp.y[i]);
                 // Δy = (r_s − y∘Δs)/s, Δz = (r_t − z∘Δu)/u; for the predictor (`AFF`) with
                 // r_s = −s∘y, r_t = −u∘z in closed form
-                let dyv = |t: usize, sb: f64| {
+                // (`is = 1/s`, `iu = 1/u`: computed once per entry, as `factor` computes the
+                // scalings, and shared with the ratio tests)
+                let dyv = |t: usize, sb: f64, is: f64| {
                     if AFF {
-                        -y[t] * (1.0 + sb * is[t])
+                        -y[t] * (1.0 + sb * is)
                     } else {
-                        (rs[t] - y[t] * sb) * is[t]
+                        (rs[t] - y[t] * sb) * is
                     }
                 };
-                let dzv = |t: usize, da: f64| {
+                let dzv = |t: usize, da: f64, iu: f64| {
                     if AFF {
-                        -z[t] * (1.0 + da * iu[t])
+                        -z[t] * (1.0 + da * iu)
                     } else {
-                        (rt[t] - z[t] * da) * iu[t]
+                        (rt[t] - z[t] * da) * iu
                     }
                 };
                 // this example's rows (a_i, then b_ij) and tail variables (α_i, λ_i, ξ_i)
                 let rr = r0..r0 + kk + 1;
                 let vr = a0..a0 + kk + 2;
-                let (y, rp, is) = (&y[rr.clone()], &rp[rr.clone()], &is[rr.clone()]);
+                let (y, sv) = (&y[rr.clone()], &sv[rr.clone()]);
                 let (ds, dy) = (&mut ds[rr.clone()], &mut dy[rr]);
-                let (z, iu) = (&z[vr.clone()], &iu[vr.clone()]);
+                let (z, uv) = (&z[vr.clone()], &uv[vr.clone()]);
                 let du = &du[vr.clone()];
                 let dz = &mut dz[vr];
                 let (dl, dx) = (du[kk], du[kk + 1]);
+                let rp = ExampleRp::new(rows_b, i, yi, xs, u_w, uv, sv);
                 let mut act = self.lam_p[i] * dl + lp.y[i] * db + dx;
                 if lp.dense {
                     // every feature in the support (j = t): data-parallel loops, then reductions
+                    // (`inv`: the block's scratch, 1/s of the rows b_ij, then 1/u of the α_ij)
+                    let inv = &mut inv[..kk];
+                    for (o, s) in inv.iter_mut().zip(&sv[1..]) {
+                        *o = 1.0 / s;
+                    }
                     let (ds_b, dy_b) = (&mut ds[1..], &mut dy[1..]);
                     for (t, (sb, yb)) in ds_b.iter_mut().zip(dy_b.iter_mut()).enumerate() {
-                        let rpt = if RP0 { 0.0 } else { rp[t + 1] };
+                        let rpt = rp.at::<RP0>(t, t);
                         let s_new = yi * xs[t] * du_w[t] - self.lam_v[t] * dl + du[t] + rpt;
                         *sb = s_new;
-                        *yb = dyv(r0 + t + 1, s_new);
+                        *yb = dyv(r0 + t + 1, s_new, inv[t]);
+                    }
+                    pm = mx(pm, max_neg_ratio(&ds[1..], inv));
+                    for (o, u) in inv.iter_mut().zip(&uv[..kk]) {
+                        *o = 1.0 / u;
                     }
                     for (t, (dzb, &da)) in dz[..kk].iter_mut().zip(&du[..kk]).enumerate() {
-                        *dzb = dzv(a0 + t, da);
+                        *dzb = dzv(a0 + t, da, inv[t]);
                     }
-                    pm = mx(pm, max_neg_ratio(&ds[1..], &is[1..]));
+                    pm = mx(pm, max_neg_ratio(&du[..kk], inv));
                     dm = mx(dm, max_neg_ratio_div(&dy[1..], &y[1..]));
                     dm = mx(dm, max_neg_ratio_div(&dz[..kk], &z[..kk]));
                 } else {
@@ -261,14 +279,15 @@ impl DsxIpm<'_> {
                     for t in 0..kk {
                         let j = cols[t];
                         let da = du[t];
-                        let rpt = if RP0 { 0.0 } else { rp[t + 1] };
+                        let rpt = rp.at::<RP0>(t, j);
                         let sb = yi * xs[t] * du_w[j] - self.lam_v[j] * dl + da + rpt;
-                        let yb = dyv(r0 + t + 1, sb);
-                        let zb = dzv(a0 + t, da);
+                        let (is, iu) = (1.0 / sv[t + 1], 1.0 / uv[t]);
+                        let yb = dyv(r0 + t + 1, sb, is);
+                        let zb = dzv(a0 + t, da, iu);
                         ds[t + 1] = sb;
                         dy[t + 1] = yb;
                         dz[t] = zb;
-                        pa = mx(pa, -sb * is[t + 1]);
+                        pa = mx(mx(pa, -sb * is), -da * iu);
                         dm = mx_ratio(mx_ratio(dm, yb, y[t + 1]), zb, z[t]);
                     }
                     pm = mx(pm, pa);
@@ -276,24 +295,24 @@ impl DsxIpm<'_> {
                 // the sums and the α maximum in vectorised passes over the example's entries, hot
                 // in L1 (single accumulators in the loops above are latency-bound chains)
                 act -= sum(&du[..kk]);
-                pm = mx(pm, max_neg_ratio(&du[..kk], &iu[..kk]));
                 if AFF {
                     s1 += dot(&y[1..], &ds[1..]) + dot(&z[..kk], &du[..kk]);
                     s2 += dot(&ds[1..], &dy[1..]) + dot(&du[..kk], &dz[..kk]);
                 }
-                let sa = act + if RP0 { 0.0 } else { rp[0] };
-                let ya = dyv(r0, sa);
+                let sa = act + if RP0 { 0.0 } else { rp_a[i - e0] };
+                let (is_a, iu_l, iu_x) = (1.0 / sv[0], 1.0 / uv[kk], 1.0 / uv[kk + 1]);
+                let ya = dyv(r0, sa, is_a);
                 ds[0] = sa;
                 dy[0] = ya;
-                let zl = dzv(a0 + kk, dl);
-                let zx = dzv(a0 + kk + 1, dx);
+                let zl = dzv(a0 + kk, dl, iu_l);
+                let zx = dzv(a0 + kk + 1, dx, iu_x);
                 if AFF {
                     s1 += y[0] * sa + z[kk] * dl + z[kk + 1] * dx;
                     s2 += sa * ya + dl * zl + dx * zx;
                 }
                 dz[kk] = zl;
                 dz[kk + 1] = zx;
-                pm = mx(mx(mx(pm, -sa * is[0]), -dl * iu[kk]), -dx * iu[kk + 1]);
+                pm = mx(mx(mx(pm, -sa * is_a), -dl * iu_l), -dx * iu_x);
                 dm = mx_ratio(mx_ratio(mx_ratio(dm, ya, y[0]), zl, z[kk]), zx, z[kk + 1]);
             }
             slot[0] = [pm, dm, s1, s2];

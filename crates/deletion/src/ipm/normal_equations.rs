@@ -4,8 +4,8 @@
 
 use std::time::Instant;
 
-use super::DsxIpm;
 use super::parallel::{jobs, parts, parts_mut};
+use super::{Dir, DsxIpm};
 use crate::error::Result;
 
 impl DsxIpm<'_> {
@@ -20,8 +20,6 @@ impl DsxIpm<'_> {
         let p = self.parts;
         let (s, y) = (parts(&self.s, &p.rows), parts(&self.y, &p.rows));
         let (u, z) = (parts(&self.u[t0..], &p.tail), parts(&self.z[t0..], &p.tail));
-        let mut inv_s = parts_mut(&mut self.inv_s, &p.rows);
-        let mut inv_u = parts_mut(&mut self.inv_u[t0..], &p.tail);
         let mut theta = parts_mut(&mut self.sc.theta, &p.ex);
         let mut rho = parts_mut(&mut self.sc.rho, &p.ex);
         let mut kappa = parts_mut(&mut self.sc.kappa, &p.ex);
@@ -31,7 +29,6 @@ impl DsxIpm<'_> {
             (
                 k,
                 (s[k], y[k], u[k], z[k]),
-                (std::mem::take(&mut inv_s[k]), std::mem::take(&mut inv_u[k])),
                 (
                     std::mem::take(&mut theta[k]),
                     std::mem::take(&mut rho[k]),
@@ -41,32 +38,26 @@ impl DsxIpm<'_> {
                 ),
             )
         });
-        self.exec.run(work, |(k, (s, y, u, z), inv, sc)| {
-            let (inv_s, inv_u) = inv;
+        self.exec.run(work, |(k, (s, y, u, z), sc)| {
             let (theta, rho, kappa, phi, sigma) = sc;
-            for (o, v) in inv_s.iter_mut().zip(s) {
-                *o = 1.0 / v;
-            }
-            for (o, v) in inv_u.iter_mut().zip(u) {
-                *o = 1.0 / v;
-            }
             let (e0, nz_base) = (p.ex[k], p.nz[k]);
             for i in e0..p.ex[k + 1] {
                 let (r0, a0) = p.local(lp, k, i);
                 let kk = lp.support_len(i);
                 let nz0 = lp.indptr[i] - nz_base;
-                // Θ = y/s on the rows, D = z/u on the tail (module docs)
-                theta[i - e0] = y[r0] * inv_s[r0];
-                let (yb, is) = (&y[r0 + 1..r0 + 1 + kk], &inv_s[r0 + 1..r0 + 1 + kk]);
-                for ((o, y), is) in phi[nz0..nz0 + kk].iter_mut().zip(yb).zip(is) {
-                    *o = y * is;
+                // Θ = y/s on the rows, D = z/u on the tail (module docs), as `y · (1/s)`: the
+                // passes that read `1/s` and `1/u` compute them the same way (none is stored)
+                theta[i - e0] = y[r0] * (1.0 / s[r0]);
+                let (yb, sb) = (&y[r0 + 1..r0 + 1 + kk], &s[r0 + 1..r0 + 1 + kk]);
+                for ((o, y), s) in phi[nz0..nz0 + kk].iter_mut().zip(yb).zip(sb) {
+                    *o = y * (1.0 / s);
                 }
-                let (zb, iu) = (&z[a0..a0 + kk], &inv_u[a0..a0 + kk]);
-                for ((o, z), iu) in sigma[nz0..nz0 + kk].iter_mut().zip(zb).zip(iu) {
-                    *o = z * iu;
+                let (zb, ub) = (&z[a0..a0 + kk], &u[a0..a0 + kk]);
+                for ((o, z), u) in sigma[nz0..nz0 + kk].iter_mut().zip(zb).zip(ub) {
+                    *o = z * (1.0 / u);
                 }
-                rho[i - e0] = z[a0 + kk] * inv_u[a0 + kk];
-                kappa[i - e0] = z[a0 + kk + 1] * inv_u[a0 + kk + 1];
+                rho[i - e0] = z[a0 + kk] * (1.0 / u[a0 + kk]);
+                kappa[i - e0] = z[a0 + kk + 1] * (1.0 / u[a0 + kk + 1]);
             }
         });
         // a cap's bound term on λ (module docs, *Zero budget*), like the box's on w
@@ -85,27 +76,30 @@ impl DsxIpm<'_> {
         Ok(())
     }
 
-    /// Solves `H out = self.rhs` to the relative accuracy `tol` (2-norm). Early on (loose `tol`,
+    /// Solves `H d.u = self.rhs` to the relative accuracy `tol` (2-norm), with `d.s`, `d.y` and
+    /// `d.z` as the work vectors of a refined solve (their contents are lost). Early on (loose `tol`,
     /// clean factorisation) it is a plain direct solve. Otherwise the first solve after a
     /// factorisation measures the residual
     /// against the exact operator and refines by PCG when it exceeds `tol`; later solves with
     /// the same factorisation skip the check (one `O(nnz)` product each) unless the first one
     /// needed refinement.
-    pub(super) fn solve_h(&mut self, out: &mut Vec<f64>, tol: f64) -> Result<()> {
+    pub(super) fn solve_h(&mut self, d: &mut Dir, tol: f64) -> Result<()> {
         let t = Instant::now();
         let st = &self.settings;
         let (loose, max_pcg, accept) = (st.loose_solve_tol, st.max_pcg, st.direct_solve_accept);
         if self.checked_solve || (self.clean_factor && tol >= loose) {
             // the right-hand side becomes the solution in place (`newton_rhs` rewrites every
             // entry of `rhs` before the next solve)
-            std::mem::swap(out, &mut self.rhs);
-            let sys = &mut self.sys;
-            self.exec.install(|| sys.solve_in_place(out))?;
+            std::mem::swap(&mut d.u, &mut self.rhs);
+            let (view, sys) = (self.sc.view(), &mut self.sys);
+            self.exec.install(|| sys.solve_in_place(&view, &mut d.u))?;
         } else {
             let (view, rhs, sys) = (self.sc.view(), &self.rhs, &mut self.sys);
+            let work = [&mut d.s[..], &mut d.y[..], &mut d.z[..]];
+            let out = &mut d.u;
             let info = self
                 .exec
-                .install(|| sys.solve_refined(&view, rhs, out, tol, max_pcg))?;
+                .install(|| sys.solve_refined_in(&view, rhs, out, tol, max_pcg, work))?;
             // later solves with this factorisation skip the check only when the direct solve was
             // accurate. (Skipping it also after a stagnated PCG saved its products at MNIST
             // scale but let the dual residual of sparse 3000 × 300 at 50 % grow from 1e-9 to

@@ -14,7 +14,7 @@
 //! that `(1 − α) dres + α defect` stays below it ([`DsxIpm::refine_dual`] returns the defect in
 //! the measure of the dual residual) and lets the primal step close the gap.
 
-use super::{DsxIpm, DsxIpmSettings};
+use super::{Dir, DsxIpm, DsxIpmSettings, rd_alpha};
 use crate::error::Result;
 
 /// When to refine: in the final phase, or from the first iteration whose dual residual fell
@@ -84,20 +84,23 @@ impl DsxIpm<'_> {
             if defect <= 0.1 * ipm_tol {
                 break;
             }
-            let mut du = std::mem::take(&mut self.aff.u);
-            let solved = self.solve_h(&mut du, tol);
+            // the refinement `δu` in the affine direction's buffers (not needed after the
+            // corrector's right-hand side)
+            let mut aff = std::mem::replace(&mut self.aff, Dir::new(0, 0, 0, 0));
+            let solved = self.solve_h(&mut aff, tol);
+            let du = &aff.u;
             let mut kept = None;
             if solved.is_ok() {
-                self.apply_refinement(&du, 1.0);
+                self.apply_refinement(du, 1.0);
                 let next = self.dual_defect();
                 let (ap, ad) = self.step_lengths();
                 if next <= 0.5 * defect && ap.min(ad) >= 0.5 * steps.0.min(steps.1) {
                     kept = Some((next, (ap, ad)));
                 } else {
-                    self.apply_refinement(&du, -1.0);
+                    self.apply_refinement(du, -1.0);
                 }
             }
-            self.aff.u = du;
+            self.aff = aff;
             solved?;
             let Some((next, s)) = kept else {
                 // `rhs` was overwritten by the rejected round: measure the direction kept again
@@ -136,7 +139,6 @@ impl DsxIpm<'_> {
         let lp = self.lp;
         let (m, n) = (self.m, self.n);
         let d = &self.dir;
-        let rd = &self.rd;
         let xs = self.sys.values();
         let rhs = &mut self.rhs;
         rhs[..=n].fill(0.0);
@@ -152,11 +154,13 @@ impl DsxIpm<'_> {
                 let dyb = d.y[r0 + 1 + t];
                 rhs[j] += lp.y[i] * xs[nz + t] * dyb;
                 glam -= self.lam_v[j] * dyb;
-                rhs[a0 + t] = -(rd[a0 + t] - (dyb - dya + d.z[a0 + t]));
+                let rd = rd_alpha(self.y[r0], self.y[r0 + 1 + t], self.z[a0 + t]);
+                rhs[a0 + t] = -(rd - (dyb - dya + d.z[a0 + t]));
             }
-            rhs[a0 + kk] = -(rd[a0 + kk] - (glam + d.z[a0 + kk] - d.zc[i]));
-            rhs[a0 + kk + 1] = -(rd[a0 + kk + 1] - (dya + d.z[a0 + kk + 1]));
+            rhs[a0 + kk] = -(self.rd_lam[i] - (glam + d.z[a0 + kk] - d.zc[i]));
+            rhs[a0 + kk + 1] = -(self.rd_xi[i] - (dya + d.z[a0 + kk + 1]));
         }
+        let rd = &self.rd_w;
         for j in 0..n {
             rhs[j] = -(rd[j] - (rhs[j] + d.zl[j] - d.zu[j]));
         }
@@ -183,13 +187,13 @@ impl DsxIpm<'_> {
                 let ds = lp.y[i] * xs[nz + t] * sign * du[j] - self.lam_v[j] * dl + da;
                 let r = r0 + 1 + t;
                 d.s[r] += ds;
-                d.y[r] -= self.y[r] * self.inv_s[r] * ds;
+                d.y[r] -= self.y[r] * (1.0 / self.s[r]) * ds;
             }
             d.s[r0] += act;
-            d.y[r0] -= self.y[r0] * self.inv_s[r0] * act;
+            d.y[r0] -= self.y[r0] * (1.0 / self.s[r0]) * act;
             for v in a0..a0 + kk + 2 {
                 d.u[v] += sign * du[v];
-                d.z[v] -= self.z[v] * self.inv_u[v] * sign * du[v];
+                d.z[v] -= self.z[v] * (1.0 / self.u[v]) * sign * du[v];
             }
         }
         for j in 0..=n {
@@ -212,12 +216,12 @@ impl DsxIpm<'_> {
         let d = &self.dir;
         let mut pm = 0.0f64;
         let mut dm = 0.0f64;
-        for (r, &ds) in d.s.iter().enumerate() {
-            pm = pm.max(-ds * self.inv_s[r]);
+        for (r, &ds) in d.s[..self.rows].iter().enumerate() {
+            pm = pm.max(-ds * (1.0 / self.s[r]));
             dm = dm.max(-d.y[r] / self.y[r]);
         }
         for v in t0..d.u.len() {
-            pm = pm.max(-d.u[v] * self.inv_u[v]);
+            pm = pm.max(-d.u[v] * (1.0 / self.u[v]));
             dm = dm.max(-d.z[v] / self.z[v]);
         }
         let steps = self.box_steps((1.0 / pm, 1.0 / dm), &d.u[..n], &d.zl, &d.zu);

@@ -6,7 +6,7 @@ use bulwark_lp::Status;
 
 use super::kernels::inf_norm;
 use super::parallel::{PARTS, chunks, jobs, parts, parts_mut};
-use super::{Dir, DsxIpm, DsxIpmSettings, IpmOptions};
+use super::{Dir, DsxIpm, DsxIpmSettings, IpmOptions, rd_alpha};
 
 impl DsxIpm<'_> {
     /// Complementarity `Σ (w + C)∘z_l + (C − w)∘z_u` of the box pairs and `Σ (Λ_i − λ_i) z_c,i` of
@@ -52,12 +52,13 @@ impl DsxIpm<'_> {
         // fused into one pass over the examples per block; per block: Gᵀy on (w, b), hᵀy,
         // Σ ξ_i and the two ∞-norms (tail part of r_d)
         let (s, y) = (parts(&self.s, &p.rows), parts(&self.y, &p.rows));
-        let (h_a, v_over_p, fixed_at) = (&self.h_a, &self.v_over_p, &self.lam_fixed_at);
-        let fixed = self.lam_fixed;
+        let h_a = &self.h_a;
+        let rows_b = super::rows_b!(self);
         let (u_w, u_t) = self.u.split_at(t0);
         let (u_t, z_t) = (parts(u_t, &p.tail), parts(&self.z[t0..], &p.tail));
-        let mut rp = parts_mut(&mut self.rp, &p.rows);
-        let mut rd = parts_mut(&mut self.rd[t0..], &p.tail);
+        let mut rp_a = parts_mut(&mut self.rp_a, &p.ex);
+        let mut rd_lam = parts_mut(&mut self.rd_lam, &p.ex);
+        let mut rd_xi = parts_mut(&mut self.rd_xi, &p.ex);
         let zc = parts(&self.zc, &p.ex);
         let mut wacc = chunks(&mut self.wacc, n);
         // per block: [b part of Gᵀy, hᵀy, Σ ξ, ‖r_p‖∞, ‖r_d tail‖∞, Σ s∘y + u∘z]
@@ -69,14 +70,18 @@ impl DsxIpm<'_> {
             (
                 k,
                 (s[k], y[k], u_t[k], z_t[k], zc[k]),
-                std::mem::take(&mut rp[k]),
-                std::mem::take(&mut rd[k]),
+                std::mem::take(&mut rp_a[k]),
+                (
+                    std::mem::take(&mut rd_lam[k]),
+                    std::mem::take(&mut rd_xi[k]),
+                ),
                 std::mem::take(&mut wacc[k]),
                 std::mem::take(&mut slots[k]),
             )
         });
-        self.exec
-            .run(work, |(k, (s, y, u, z, zc), rp, rd, acc, slot)| {
+        self.exec.run(
+            work,
+            |(k, (s, y, u, z, zc), rp_a, (rd_lam, rd_xi), acc, slot)| {
                 let e0 = p.ex[k];
                 acc.fill(0.0);
                 let (mut gb, mut hy, mut xi, mut np, mut nd) = (0.0, 0.0, 0.0, 0.0f64, 0.0f64);
@@ -98,33 +103,25 @@ impl DsxIpm<'_> {
                         let j = if lp.dense { t } else { cols[t] };
                         let (alpha, yb) = (u[a0 + t], y[r0 + 1 + t]);
                         act -= alpha;
-                        // (`v_j / P + v_j · 0` is `v_j / P`: the same bits without the product)
-                        let hb = if fixed {
-                            super::h_b(v_over_p, &lp.v, fixed_at, i, j)
-                        } else {
-                            v_over_p[j]
-                        };
-                        let r =
-                            yi * xs[t] * u_w[j] - self.lam_v[j] * lam + alpha - s[r0 + 1 + t] - hb;
-                        rp[r0 + 1 + t] = r;
+                        let hb = rows_b.h(i, j);
+                        let r = rows_b.rp(i, j, yi * xs[t] * u_w[j], lam, alpha, s[r0 + 1 + t]);
                         np = np.max(r.abs());
                         bad += r * 0.0;
                         acc[j] += yi * xs[t] * yb;
                         glam -= self.lam_v[j] * yb;
-                        let d = ya - yb - z[a0 + t];
+                        let d = rd_alpha(ya, yb, z[a0 + t]);
                         cp += s[r0 + 1 + t] * yb + alpha * z[a0 + t];
-                        rd[a0 + t] = d;
                         nd = nd.max(d.abs());
                         bad += d * 0.0;
                         hy += hb * yb;
                     }
                     let r = act - s[r0] - h_a[i];
-                    rp[r0] = r;
+                    rp_a[i - e0] = r;
                     // (a cap's dual enters λ's equation: 0 without one)
                     let dl = -glam - z[a0 + kk] + zc[i - e0];
                     let dx = 1.0 - ya - z[a0 + kk + 1];
-                    rd[a0 + kk] = dl;
-                    rd[a0 + kk + 1] = dx;
+                    rd_lam[i - e0] = dl;
+                    rd_xi[i - e0] = dx;
                     np = np.max(r.abs());
                     // λ's component relative to its column's size (module docs)
                     nd = nd.max(dl.abs() * inv_lam_scale).max(dx.abs());
@@ -138,7 +135,8 @@ impl DsxIpm<'_> {
                     (np, nd) = (f64::NAN, f64::NAN);
                 }
                 slot[0] = [gb, hy, xi, np, nd, cp];
-            });
+            },
+        );
         let (mut gb, mut dobj, mut pobj, mut np, mut nd) = (0.0, 0.0, 0.0, 0.0f64, 0.0f64);
         let mut comp = 0.0;
         for [b, hy, xi, p_norm, d_norm, cp] in sums {
@@ -158,7 +156,7 @@ impl DsxIpm<'_> {
                 nd.max(d_norm)
             };
         }
-        let (rd_w, _) = self.rd.split_at_mut(t0);
+        let rd_w = &mut self.rd_w;
         rd_w[..n].fill(0.0);
         for acc in self.wacc.chunks_exact(n) {
             for (o, a) in rd_w[..n].iter_mut().zip(acc) {
@@ -174,7 +172,7 @@ impl DsxIpm<'_> {
         }
         rd_w[n] = -gb;
         let pres = np / (1.0 + self.h_norm);
-        let nw = inf_norm(&self.rd[..t0]);
+        let nw = inf_norm(&self.rd_w);
         let dres = if nw.is_nan() || nd.is_nan() {
             f64::NAN
         } else {

@@ -130,8 +130,8 @@ impl DsxIpm<'_> {
         let p = self.parts;
         let d = &self.dir;
         let (s, y) = (
-            (&mut self.s[..], &d.s[..], ap),
-            (&mut self.y[..], &d.y[..], ad),
+            (&mut self.s[..], &d.s[..self.rows], ap),
+            (&mut self.y[..], &d.y[..self.rows], ad),
         );
         step2(&self.exec, &p.rows, s, y);
         let (ut, zt) = (&mut self.u[t0..], &mut self.z[t0..]);

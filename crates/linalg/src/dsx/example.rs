@@ -63,7 +63,7 @@ impl Work {
     }
 }
 
-/// Examples `i0..i1`: `inv_delta`, `phi_store` start at `indptr[i0]`, `ex` at `i0`. `g1`, `g2`
+/// Examples `i0..i1`: `inv_delta` starts at `indptr[i0]`, `ex` at `i0`. `g1`, `g2`
 /// receive the two rank-one vectors: for the GEMM kernel (`sh.gemm`) as dense block columns
 /// (`n` rows each, column 0 = example `i0`), for the scatter kernel over the supports, at
 /// `indptr[i] − indptr[i0]` (the chunk store). Returns `acc + Σ τ_i` (summed in order).
@@ -74,7 +74,6 @@ pub(super) fn factor_range(
     i1: usize,
     acc: f64,
     inv_delta: &mut [f64],
-    phi_store: &mut [f64],
     ex: &mut [ExampleFactor],
     g1: &mut [f64],
     g2: &mut [f64],
@@ -92,12 +91,12 @@ pub(super) fn factor_range(
         } else {
             GOut::Store(&mut g1[lr.clone()], &mut g2[lr.clone()])
         };
-        let (inv, ph) = (&mut inv_delta[lr.clone()], &mut phi_store[lr]);
+        let inv = &mut inv_delta[lr];
         let e = if sh.dense {
-            factor_example(sh, sc, i, r, Ident, inv, ph, out, wk)?
+            factor_example(sh, sc, i, r, Ident, inv, out, wk)?
         } else {
             let cols = &sh.indices[r.clone()];
-            factor_example(sh, sc, i, r, cols, inv, ph, out, wk)?
+            factor_example(sh, sc, i, r, cols, inv, out, wk)?
         };
         sbb += e.p22;
         ex[c] = e;
@@ -130,7 +129,6 @@ fn factor_example<C: Cols>(
     r: Range<usize>,
     cols: C,
     inv_delta: &mut [f64],
-    phi_store: &mut [f64],
     out: GOut<'_>,
     wk: &mut Work,
 ) -> Result<ExampleFactor> {
@@ -181,7 +179,6 @@ fn factor_example<C: Cols>(
             value: phi[a] + sigma[a] + delta,
         });
     }
-    phi_store.copy_from_slice(phi);
     cols.scatter_add(&mut wk.acc_diag, dg);
     let kap = sc.kappa[i] + delta;
     if !(kap > 0.0) {

@@ -114,7 +114,6 @@ pub struct DsxSystem {
     kernel: SchurKernel,
     // --- factorisation ---
     inv_delta: Vec<f64>,
-    phi: Vec<f64>,
     ex: Vec<ExampleFactor>,
     /// Column-major `(n+1)²`: `S`, then its Cholesky factor (lower triangle).
     s: Vec<f64>,
@@ -135,8 +134,9 @@ pub struct DsxSystem {
     rb_part: Vec<f64>,
     mem: crate::error::Scratch,
     factored: bool,
-    // --- refinement scratch: residual, preconditioned residual (also `H d`), direction, best ---
-    refine: [Vec<f64>; 4],
+    /// Work vectors of [`DsxSystem::solve_refined`] (residual; preconditioned residual, `H d`
+    /// and the candidate iterate; direction), empty until its first call.
+    refine: [Vec<f64>; 3],
 }
 
 impl DsxSystem {

@@ -22,9 +22,11 @@ impl DsxSystem {
     /// conjugate gradients, preconditioned by the current factorisation of `H + δI`, starting
     /// from the direct solve. Stops when `‖rhs − H z‖₂ ≤ tol ‖rhs‖₂`, after `max_iter`
     /// iterations, or when an iteration fails to halve the true residual (stagnation at the
-    /// rounding floor), and returns the best iterate (smallest true residual). No allocation.
+    /// rounding floor), and returns the best iterate (smallest true residual).
     ///
-    /// `sc` must be the scalings passed to the last [`DsxSystem::factor`].
+    /// `sc` must be the scalings passed to the last [`DsxSystem::factor`]. The three work
+    /// vectors of the length [`DsxSystem::len`] are allocated by the first call and kept;
+    /// [`DsxSystem::solve_refined_in`] takes them from the caller instead.
     pub fn solve_refined(
         &mut self,
         sc: &DsxScalings<'_>,
@@ -33,12 +35,44 @@ impl DsxSystem {
         tol: f64,
         max_iter: usize,
     ) -> Result<RefineInfo> {
+        let len = self.len();
+        let mut work = core::mem::take(&mut self.refine);
+        for w in &mut work {
+            w.resize(len, 0.0);
+        }
+        let [a, b, c] = &mut work;
+        let out = self.solve_refined_in(sc, rhs, z, tol, max_iter, [a, b, c]);
+        self.refine = work;
+        out
+    }
+
+    /// [`DsxSystem::solve_refined`] with the caller's work vectors (each at least
+    /// [`DsxSystem::len`] long; their contents are overwritten), e.g. vectors of its own that are
+    /// not needed during the solve, so the system holds none. No allocation.
+    pub fn solve_refined_in(
+        &mut self,
+        sc: &DsxScalings<'_>,
+        rhs: &[f64],
+        z: &mut [f64],
+        tol: f64,
+        max_iter: usize,
+        work: [&mut [f64]; 3],
+    ) -> Result<RefineInfo> {
         if !self.factored {
             return Err(LinalgError::NotFactored);
         }
         let len = self.len();
         check_len("rhs", len, rhs.len())?;
         check_len("z", len, z.len())?;
+        for w in &work {
+            if w.len() < len {
+                return Err(LinalgError::DimensionMismatch {
+                    name: "work",
+                    expected: len,
+                    got: w.len(),
+                });
+            }
+        }
         let rnorm = norm2_fast(rhs);
         if rnorm == 0.0 {
             z.iter_mut().for_each(|e| *e = 0.0);
@@ -47,76 +81,70 @@ impl DsxSystem {
                 relative_residual: 0.0,
             });
         }
-        // `pre` holds `M⁻¹ r` and, at the start of each iteration before `M⁻¹ r` is recomputed,
-        // `H d` (one buffer of the problem's length less)
-        let [mut res, mut pre, mut dir, mut best] = core::mem::take(&mut self.refine);
-        let out = (|| {
-            z.copy_from_slice(rhs);
-            self.solve_in_place(z)?;
-            // res = rhs − H z
-            let mut rel = self.apply_halves::<true>(sc, z, rhs, &mut res) / rnorm;
-            let mut it = 0;
-            if rel <= tol || max_iter == 0 {
-                return Ok(RefineInfo {
-                    iterations: 0,
-                    relative_residual: rel,
-                });
+        // `pre` holds `M⁻¹ r`, then `H d`, then the candidate `z + α d` (its true residual is
+        // computed before `z` takes it, so `z` itself is always the best iterate)
+        let [res, pre, dir] = work;
+        let (res, pre, dir) = (&mut res[..len], &mut pre[..len], &mut dir[..len]);
+        z.copy_from_slice(rhs);
+        self.solve_in_place(sc, z)?;
+        // res = rhs − H z
+        let mut rel = self.apply_halves::<true>(sc, z, rhs, res) / rnorm;
+        let mut it = 0;
+        if rel <= tol || max_iter == 0 {
+            return Ok(RefineInfo {
+                iterations: 0,
+                relative_residual: rel,
+            });
+        }
+        let mut best_rel = rel;
+        pre.copy_from_slice(res);
+        self.solve_in_place(sc, pre)?;
+        dir.copy_from_slice(pre);
+        let mut rz = dot(res, pre);
+        while it < max_iter {
+            it += 1;
+            let prev = rel;
+            self.apply_halves::<false>(sc, dir, &[], pre);
+            let dhd = dot(dir, pre);
+            if !(dhd > 0.0 && rz.is_finite()) {
+                break;
             }
-            let mut best_rel = rel;
-            best.copy_from_slice(z);
-            pre.copy_from_slice(&res);
-            self.solve_in_place(&mut pre)?;
-            dir.copy_from_slice(&pre);
-            let mut rz = dot(&res, &pre);
-            while it < max_iter {
-                it += 1;
-                let prev = rel;
-                let hd = &mut pre;
-                self.apply_halves::<false>(sc, &dir, &[], hd);
-                let dhd = dot(&dir, hd);
-                if !(dhd > 0.0 && rz.is_finite()) {
-                    break;
-                }
-                let alpha = rz / dhd;
-                for t in 0..len {
-                    z[t] += alpha * dir[t];
-                }
-                // Recompute the true residual (robust against recurrence drift).
-                rel = self.apply_halves::<true>(sc, z, rhs, &mut res) / rnorm;
-                if !rel.is_finite() {
-                    break;
-                }
-                // CG does not decrease ‖r‖₂ monotonically: keep the best iterate.
-                if rel < best_rel {
-                    best_rel = rel;
-                    best.copy_from_slice(z);
-                }
-                // Stagnation: at the rounding floor of computing `H z` itself (an ill-conditioned
-                // `H` near an IPM's optimum), PCG cannot lower the residual further; measured at
-                // MNIST scale (10000 × 784), the true residual stayed within 0.5–2× of the
-                // direct solve's for 4 iterations. Stop once an iteration fails to halve it.
-                if rel <= tol || rel > STALL_RATIO * prev {
-                    break;
-                }
-                pre.copy_from_slice(&res);
-                self.solve_in_place(&mut pre)?;
-                let rz_new = dot(&res, &pre);
-                let beta = rz_new / rz;
-                rz = rz_new;
-                for t in 0..len {
-                    dir[t] = pre[t] + beta * dir[t];
-                }
+            let alpha = rz / dhd;
+            let cand = &mut *pre;
+            for t in 0..len {
+                cand[t] = z[t] + alpha * dir[t];
             }
-            if !(rel <= best_rel) {
-                z.copy_from_slice(&best);
+            // Recompute the true residual (robust against recurrence drift).
+            rel = self.apply_halves::<true>(sc, cand, rhs, res) / rnorm;
+            // CG does not decrease ‖r‖₂ monotonically: `z` takes the candidate only when it is
+            // no worse (a NaN residual is never taken).
+            if rel <= best_rel {
+                best_rel = rel;
+                z.copy_from_slice(cand);
             }
-            Ok(RefineInfo {
-                iterations: it,
-                relative_residual: best_rel.min(rel),
-            })
-        })();
-        self.refine = [res, pre, dir, best];
-        out
+            if !rel.is_finite() {
+                break;
+            }
+            // Stagnation: at the rounding floor of computing `H z` itself (an ill-conditioned
+            // `H` near an IPM's optimum), PCG cannot lower the residual further; measured at
+            // MNIST scale (10000 × 784), the true residual stayed within 0.5–2× of the
+            // direct solve's for 4 iterations. Stop once an iteration fails to halve it.
+            if rel <= tol || rel > STALL_RATIO * prev {
+                break;
+            }
+            pre.copy_from_slice(res);
+            self.solve_in_place(sc, pre)?;
+            let rz_new = dot(res, pre);
+            let beta = rz_new / rz;
+            rz = rz_new;
+            for t in 0..len {
+                dir[t] = pre[t] + beta * dir[t];
+            }
+        }
+        Ok(RefineInfo {
+            iterations: it,
+            relative_residual: best_rel.min(rel),
+        })
     }
 }
 

@@ -77,7 +77,6 @@ impl DsxSystem {
             tau: 0.0,
             sbb,
             inv_delta: &mut self.inv_delta,
-            phi: &mut self.phi,
             ex: &mut self.ex,
             wk: &mut self.work[0],
         };
@@ -263,7 +262,6 @@ struct ExamplePass<'a, 'b> {
     tau: f64,
     sbb: &'a mut f64,
     inv_delta: &'a mut [f64],
-    phi: &'a mut [f64],
     ex: &'a mut [ExampleFactor],
     wk: &'a mut Work,
 }
@@ -285,7 +283,6 @@ impl ExamplePass<'_, '_> {
                 b,
                 self.tau,
                 &mut self.inv_delta[za..zb],
-                &mut self.phi[za..zb],
                 &mut self.ex[a..b],
                 &mut g1[za - nz0..zb - nz0],
                 &mut g2[za - nz0..zb - nz0],

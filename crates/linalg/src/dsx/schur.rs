@@ -89,7 +89,6 @@ impl DsxSystem {
             }
             let (nz0, nz1) = (self.indptr[i0], self.indptr[i1]);
             let inv = &mut self.inv_delta[nz0..nz1];
-            let ph = &mut self.phi[nz0..nz1];
             let ex = &mut self.ex[i0..i1];
             let (g1, g2) = (&mut self.g1[..n * c], &mut self.g2[..n * c]);
             let [w0, w1] = &mut self.work;
@@ -99,28 +98,26 @@ impl DsxSystem {
                 let mid = i0 + c / 2;
                 let cut = self.indptr[mid] - nz0;
                 let (inv_a, inv_b) = inv.split_at_mut(cut);
-                let (ph_a, ph_b) = ph.split_at_mut(cut);
                 let (ex_a, ex_b) = ex.split_at_mut(mid - i0);
                 let (g1a, g1b) = g1.split_at_mut(n * (mid - i0));
                 let (g2a, g2b) = g2.split_at_mut(n * (mid - i0));
                 let (ra, rb) = if split {
                     std::thread::scope(|scope| {
                         let h = scope.spawn(|| {
-                            factor_range(&sh, sc, mid, i1, 0.0, inv_b, ph_b, ex_b, g1b, g2b, w1)
+                            factor_range(&sh, sc, mid, i1, 0.0, inv_b, ex_b, g1b, g2b, w1)
                         });
-                        let ra =
-                            factor_range(&sh, sc, i0, mid, 0.0, inv_a, ph_a, ex_a, g1a, g2a, w0);
+                        let ra = factor_range(&sh, sc, i0, mid, 0.0, inv_a, ex_a, g1a, g2a, w0);
                         (ra, h.join().expect("per-example worker panicked"))
                     })
                 } else {
-                    let ra = factor_range(&sh, sc, i0, mid, 0.0, inv_a, ph_a, ex_a, g1a, g2a, w0);
-                    let rb = factor_range(&sh, sc, mid, i1, 0.0, inv_b, ph_b, ex_b, g1b, g2b, w1);
+                    let ra = factor_range(&sh, sc, i0, mid, 0.0, inv_a, ex_a, g1a, g2a, w0);
+                    let rb = factor_range(&sh, sc, mid, i1, 0.0, inv_b, ex_b, g1b, g2b, w1);
                     (ra, rb)
                 };
                 *sbb += ra?;
                 *sbb += rb?;
             } else {
-                *sbb += factor_range(&sh, sc, i0, i1, 0.0, inv, ph, ex, g1, g2, w0)?;
+                *sbb += factor_range(&sh, sc, i0, i1, 0.0, inv, ex, g1, g2, w0)?;
             }
             let smat = MatMut::from_column_major_slice_mut(&mut self.s, n1, n1);
             let g2 = MatRef::from_column_major_slice(&self.g2[..n * c], n, c);

@@ -208,7 +208,6 @@ impl DsxSystem {
             ScatterPlan::default()
         };
         let req = cholesky_in_place_scratch::<f64>(n1, settings.par, Default::default());
-        let len = n1 + nnz + 2 * m;
         // the solve passes' halves: the first example at or past half the non-zeros
         let solve_mid = indptr[..m].partition_point(|&q| 2 * q < nnz);
         Ok(Self {
@@ -228,7 +227,6 @@ impl DsxSystem {
             settings,
             kernel,
             inv_delta: vec![0.0; nnz],
-            phi: vec![0.0; nnz],
             ex: vec![
                 ExampleFactor {
                     p11: 0.0,
@@ -251,12 +249,7 @@ impl DsxSystem {
             rb_part: vec![0.0; n + 1],
             mem: crate::error::Scratch::new(req),
             factored: false,
-            refine: [
-                vec![0.0; len],
-                vec![0.0; len],
-                vec![0.0; len],
-                vec![0.0; len],
-            ],
+            refine: [Vec::new(), Vec::new(), Vec::new()],
         })
     }
 

@@ -8,9 +8,9 @@ use faer::linalg::triangular_solve::{
 };
 use faer::{MatMut, MatRef};
 
-use super::DsxSystem;
 use super::cols::{Cols, Ident};
 use super::example::NO_REC;
+use super::{DsxScalings, DsxSystem};
 use crate::error::{LinalgError, Result, check_len};
 
 impl DsxSystem {
@@ -24,13 +24,13 @@ impl DsxSystem {
         i: usize,
         r: Range<usize>,
         cols: C,
+        phi: &[f64],
         u: &mut [f64],
         r_mu: f64,
     ) -> f64 {
         let k = r.len();
         let e = self.ex[i];
-        let inv_delta = &self.inv_delta[r.clone()];
-        let phi = &self.phi[r];
+        let inv_delta = &self.inv_delta[r];
         let v = &self.v;
         let (ua, rest) = u.split_at_mut(k);
         // forward: y_d = A_d⁻¹ r_d ; r̂_c = r_c − Bᵀ y_d, B rows: α_j → (−φ v, −1), ξ → (0, 1)
@@ -148,11 +148,16 @@ impl DsxSystem {
 
     /// Solves `(H + δI) z = rhs` in place with the current factorisation: `O(nnz + n²)`,
     /// no allocation. DSX eqs. (15)–(18) (with the corrected (18)).
-    pub fn solve_in_place(&mut self, rhs: &mut [f64]) -> Result<()> {
+    ///
+    /// `sc` must be the scalings passed to the last [`DsxSystem::factor`]: the solve reads
+    /// their `φ` (the system keeps no copy of them).
+    pub fn solve_in_place(&mut self, sc: &DsxScalings<'_>, rhs: &mut [f64]) -> Result<()> {
         if !self.factored {
             return Err(LinalgError::NotFactored);
         }
         check_len("rhs", self.len(), rhs.len())?;
+        check_len("phi", self.nnz(), sc.phi.len())?;
+        let phi = sc.phi;
         let [w0, w1] = &mut self.work;
         let mut bufs = (
             core::mem::take(&mut w0.kbuf1),
@@ -160,9 +165,9 @@ impl DsxSystem {
             core::mem::take(&mut self.rb_part),
         );
         if self.dense {
-            self.solve_impl(rhs, &mut bufs, |_, _| Ident);
+            self.solve_impl(phi, rhs, &mut bufs, |_, _| Ident);
         } else {
-            self.solve_impl(rhs, &mut bufs, |idx, r| &idx[r]);
+            self.solve_impl(phi, rhs, &mut bufs, |idx, r| &idx[r]);
         }
         let [w0, w1] = &mut self.work;
         (w0.kbuf1, w1.kbuf1, self.rb_part) = bufs;
@@ -173,6 +178,7 @@ impl DsxSystem {
     /// `ẑ_i = K_i⁻¹ [r_i; 0]` in place, `acc −= M_iᵀ ẑ_i` (DSX eqs. (15), (17)).
     fn solve_forward<'s, C: Cols + 's>(
         &'s self,
+        phi_all: &[f64],
         (i0, i1): (usize, usize),
         rl: &[f64],
         acc: &mut [f64],
@@ -187,11 +193,11 @@ impl DsxSystem {
             let cols = cols_of(&self.indices, r.clone());
             let u = &mut ubuf[..k + 2];
             u.copy_from_slice(&rl[off..off + k + 2]);
-            let mu = self.example_solve(i, r.clone(), cols, u, 0.0);
+            let phi = &phi_all[r.clone()];
+            let mu = self.example_solve(i, r.clone(), cols, phi, u, 0.0);
             let yi = self.y[i];
             let zl = u[k];
-            let x = &self.x[r.clone()];
-            let phi = &self.phi[r];
+            let x = &self.x[r];
             for a in 0..k {
                 let j = cols.at(a);
                 let d = phi[a] * yi * x[a];
@@ -206,6 +212,7 @@ impl DsxSystem {
     /// `[z_i; μ_i] = K_i⁻¹ ([r_i; 0] − M_i z_B)` in place on their tail `rl`.
     fn solve_backward<'s, C: Cols + 's>(
         &'s self,
+        phi_all: &[f64],
         (i0, i1): (usize, usize),
         rb: &[f64],
         rl: &mut [f64],
@@ -221,7 +228,7 @@ impl DsxSystem {
             let u = &mut rl[off..off + k + 2];
             let yi = self.y[i];
             let x = &self.x[r.clone()];
-            let phi = &self.phi[r.clone()];
+            let phi = &phi_all[r.clone()];
             // four accumulators (a single sum is a latency-bound chain)
             let c4 = k / 4 * 4;
             let mut l4 = [0.0f64; 4];
@@ -243,7 +250,7 @@ impl DsxSystem {
                 lam += self.v[j] * dw;
             }
             u[k] += lam;
-            self.example_solve(i, r, cols, u, -yi * zb);
+            self.example_solve(i, r, cols, phi, u, -yi * zb);
             off += k + 2;
         }
     }
@@ -254,6 +261,7 @@ impl DsxSystem {
     /// either way.
     fn solve_impl<'s, C: Cols + 's>(
         &'s self,
+        phi: &[f64],
         rhs: &mut [f64],
         (ubuf0, ubuf1, part): &mut (Vec<f64>, Vec<f64>, Vec<f64>),
         cols_of: impl Fn(&'s [usize], Range<usize>) -> C + Sync,
@@ -273,12 +281,12 @@ impl DsxSystem {
             let (ub0, ub1) = (&mut ubuf0[..], &mut ubuf1[..]);
             if par {
                 rayon::join(
-                    || self.solve_forward(h0, rl_a, rb_a, ub0, &cols_of),
-                    || self.solve_forward(h1, rl_b, part_b, ub1, &cols_of),
+                    || self.solve_forward(phi, h0, rl_a, rb_a, ub0, &cols_of),
+                    || self.solve_forward(phi, h1, rl_b, part_b, ub1, &cols_of),
                 );
             } else {
-                self.solve_forward(h0, rl_a, rb_a, ub0, &cols_of);
-                self.solve_forward(h1, rl_b, part_b, ub1, &cols_of);
+                self.solve_forward(phi, h0, rl_a, rb_a, ub0, &cols_of);
+                self.solve_forward(phi, h1, rl_b, part_b, ub1, &cols_of);
             }
         }
         for (o, p) in rb.iter_mut().zip(part.iter()) {
@@ -301,12 +309,12 @@ impl DsxSystem {
         let rb = &*rb;
         if par {
             rayon::join(
-                || self.solve_backward((0, mid), rb, rl_a, &cols_of),
-                || self.solve_backward((mid, self.m), rb, rl_b, &cols_of),
+                || self.solve_backward(phi, (0, mid), rb, rl_a, &cols_of),
+                || self.solve_backward(phi, (mid, self.m), rb, rl_b, &cols_of),
             );
         } else {
-            self.solve_backward((0, mid), rb, rl_a, &cols_of);
-            self.solve_backward((mid, self.m), rb, rl_b, &cols_of);
+            self.solve_backward(phi, (0, mid), rb, rl_a, &cols_of);
+            self.solve_backward(phi, (mid, self.m), rb, rl_b, &cols_of);
         }
     }
 }

@@ -73,7 +73,6 @@ impl DsxSystem {
                 i + 1,
                 tau,
                 &mut self.inv_delta[r.clone()],
-                &mut self.phi[r.clone()],
                 &mut self.ex[i..=i],
                 g1,
                 g2,
