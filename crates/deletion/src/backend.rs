@@ -51,7 +51,7 @@ impl Scalings {
 #[derive(Debug)]
 pub struct StructuredBackend<'a> {
     lp: Lp4<'a>,
-    system: Option<DsxSystem>,
+    system: Option<DsxSystem<'static>>,
     settings: DsxSettings,
     s: Scalings,
     /// Θ = 1 / row_diag, in LP row order.

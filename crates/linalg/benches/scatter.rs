@@ -52,7 +52,7 @@ fn main() {
         n,
     };
     let sc = scalings.view(0.0);
-    let mut systems: Vec<(&str, DsxSystem)> = [("Seq", Par::Seq), ("rayon(2)", Par::rayon(2))]
+    let mut systems: Vec<(&str, DsxSystem<'_>)> = [("Seq", Par::Seq), ("rayon(2)", Par::rayon(2))]
         .into_iter()
         .filter(|&(name, _)| match mode {
             "seq" => name == "Seq",

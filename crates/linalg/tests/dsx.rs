@@ -316,7 +316,7 @@ fn two_absent_scalings<'a>(phi: &'a [f64; 3], w_diag: &'a [f64; 3]) -> DsxScalin
 fn factor_feature_two_absent(
     sc: &DsxScalings<'_>,
     settings: DsxSettings,
-) -> (DsxSystem, bulwark_linalg::Result<FactorInfo>) {
+) -> (DsxSystem<'static>, bulwark_linalg::Result<FactorInfo>) {
     let rows = RowsRef::Csr {
         indptr: &[0, 2, 3],
         indices: &[0, 1, 1],
@@ -685,4 +685,67 @@ fn solve_in_place_checks_the_scalings_it_is_given() {
         sys.solve_in_place(&view, &mut r),
         Err(LinalgError::DimensionMismatch { name: "phi", .. })
     ));
+}
+
+#[test]
+fn a_borrowed_scaled_system_is_a_scaled_copy_to_the_bit() {
+    let c = 0.37;
+    let settings = DsxSettings::default();
+    for dense in [true, false] {
+        let inst = Instance::random(6, 8, dense, 0.5, 3);
+        let sc = Scalings::random(&inst, -3.0, 3.0, 3);
+        // the copy: `c·x` stored
+        let data: Vec<f64> = inst.data.iter().map(|x| c * x).collect();
+        let values: Vec<f64> = inst.values.iter().map(|x| c * x).collect();
+        let scaled = if dense {
+            RowsRef::Dense {
+                data: &data,
+                m: inst.m,
+                n: inst.n,
+            }
+        } else {
+            RowsRef::Csr {
+                indptr: &inst.indptr,
+                indices: &inst.indices,
+                values: &values,
+                n: inst.n,
+            }
+        };
+        let mut copy = DsxSystem::try_new_with(scaled, &inst.y, &inst.v, inst.p, settings).unwrap();
+        // the view: the caller's `x`, read as `c·x`
+        let mut view =
+            DsxSystem::try_borrow_with(inst.rows(), c, &inst.y, &inst.v, inst.p, settings).unwrap();
+        let given = if dense { &inst.data } else { &inst.values };
+        assert!(
+            core::ptr::eq(view.values().as_ptr(), given.as_ptr()),
+            "not a view"
+        );
+        assert_eq!(view.scale(), c);
+        copy.factor(&sc.as_ref()).unwrap();
+        view.factor(&sc.as_ref()).unwrap();
+        let r = random_vec(copy.len(), 9);
+        let (mut a, mut b) = (r.clone(), r.clone());
+        copy.solve_in_place(&sc.as_ref(), &mut a).unwrap();
+        view.solve_in_place(&sc.as_ref(), &mut b).unwrap();
+        assert_eq!(a, b, "dense {dense}: solves differ");
+        let (mut ha, mut hb) = (vec![0.0; copy.len()], vec![0.0; copy.len()]);
+        copy.apply(&sc.as_ref(), &r, &mut ha);
+        view.apply(&sc.as_ref(), &r, &mut hb);
+        assert_eq!(ha, hb, "dense {dense}: products differ");
+        let (mut ga, mut gb) = (vec![0.0; copy.n_rows()], vec![0.0; copy.n_rows()]);
+        copy.rows_apply(&r, &mut ga);
+        view.rows_apply(&r, &mut gb);
+        assert_eq!(ga, gb);
+        let (mut ta, mut tb) = (vec![0.0; copy.len()], vec![0.0; copy.len()]);
+        copy.rows_apply_transpose(&ga, &mut ta);
+        view.rows_apply_transpose(&ga, &mut tb);
+        assert_eq!(ta, tb);
+    }
+    let inst = Instance::random(2, 3, true, 1.0, 1);
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            DsxSystem::try_borrow_with(inst.rows(), bad, &inst.y, &inst.v, inst.p, settings),
+            Err(LinalgError::InvalidValue { name: "scale", .. })
+        ));
+    }
 }

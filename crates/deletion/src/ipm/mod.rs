@@ -227,7 +227,7 @@ impl Scal {
 /// The solver state for one LP (4).
 pub(crate) struct DsxIpm<'a> {
     lp: &'a Lp4<'a>,
-    sys: DsxSystem,
+    sys: DsxSystem<'a>,
     m: usize,
     n: usize,
     len: usize,
@@ -366,13 +366,10 @@ impl<'a> DsxIpm<'a> {
             }),
             ..DsxSettings::default()
         };
-        // Work with w' = w / C in the unit box: the data become C·x (the LP is unchanged), which
-        // keeps the box's complementarity pairs on the scale of the others for any C.
-        let scaled: Vec<f64> = lp.x.iter().map(|x| lp.c * x).collect();
         // dense data: the dense kernels of `DsxSystem` (no column indices, contiguous values)
         let rows = if lp.dense {
             RowsRef::Dense {
-                data: &scaled,
+                data: &lp.x,
                 m: lp.m(),
                 n: lp.n(),
             }
@@ -380,11 +377,11 @@ impl<'a> DsxIpm<'a> {
             RowsRef::Csr {
                 indptr: &lp.indptr,
                 indices: &lp.indices[..],
-                values: &scaled,
+                values: &lp.x,
                 n: lp.n(),
             }
         };
-        let (capped, cap, lam_fix) = caps(lp, &scaled);
+        let (capped, cap, lam_fix) = caps(lp);
         // zero budget everywhere: λ fixed out of the rows (module docs, *Zero budget*)
         let fixed = capped.len() == lp.m();
         let (lam_v, lam_p, p_sys) = if fixed {
@@ -392,8 +389,11 @@ impl<'a> DsxIpm<'a> {
         } else {
             (lp.v.clone(), lp.p_i.clone(), lp.p)
         };
-        let sys = DsxSystem::try_new_with(rows, &lp.y, &lam_v, p_sys, dsx_settings)?;
-        drop(scaled);
+        // Work with w' = w / C in the unit box: the data become C·x (the LP is unchanged), which
+        // keeps the box's complementarity pairs on the scale of the others for any C. The system
+        // reads the caller's values (no copy) and multiplies by C where it reads them; so do the
+        // passes here (`C·x` computed where read: the same bits as a scaled copy).
+        let sys = DsxSystem::try_borrow_with(rows, lp.c, &lp.y, &lam_v, p_sys, dsx_settings)?;
         let (m, n, nnz) = (lp.m(), lp.n(), lp.nnz());
         let len = sys.len();
         let nrows = sys.n_rows();
@@ -553,8 +553,10 @@ struct ExampleRp<'a> {
     i: usize,
     /// `y_i`.
     yi: f64,
-    /// The system's `C x_ij` over the support.
+    /// The system's values `x_ij` over the support (its rows are `C x_ij`).
     xs: &'a [f64],
+    /// `C`, the system's [`DsxSystem::scale`].
+    cx: f64,
     /// `w` (indexed by feature).
     w: &'a [f64],
     /// The example's tail of `u`: `α_ij` over the support, then `λ_i`, `ξ_i`.
@@ -569,7 +571,7 @@ impl<'a> ExampleRp<'a> {
         rows_b: RowsB<'a>,
         i: usize,
         yi: f64,
-        xs: &'a [f64],
+        (xs, cx): (&'a [f64], f64),
         w: &'a [f64],
         tail: &'a [f64],
         s: &'a [f64],
@@ -579,6 +581,7 @@ impl<'a> ExampleRp<'a> {
             i,
             yi,
             xs,
+            cx,
             w,
             tail,
             s,
@@ -594,7 +597,7 @@ impl<'a> ExampleRp<'a> {
             return 0.0;
         }
         let lam = self.tail[self.xs.len()];
-        let cyx_w = self.yi * self.xs[t] * self.w[j];
+        let cyx_w = self.yi * (self.cx * self.xs[t]) * self.w[j];
         self.rows_b
             .rp(self.i, j, cyx_w, lam, self.tail[t], self.s[t + 1])
     }
@@ -617,9 +620,8 @@ fn h_b(v_over_p: &[f64], v: &[f64], fixed_at: &[f64], i: usize, j: usize) -> f64
 /// The examples with a zero budget, their caps `Λ_i` and the values `t_i` λ is fixed at (module
 /// docs, *Zero budget*): an example whose budget `V_i − P_i` is zero (to rounding) gets
 /// `t_i = max_j |C y_i x_ij| / v_j` over its support's features with `v_j > 0` and
-/// `Λ_i = 1 + 2 t_i`, every other example `Λ_i = +∞` (and `t_i = 0`). `cx` is `C x_ij` over the
-/// supports.
-fn caps(lp: &Lp4<'_>, cx: &[f64]) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+/// `Λ_i = 1 + 2 t_i`, every other example `Λ_i = +∞` (and `t_i = 0`).
+fn caps(lp: &Lp4<'_>) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
     let mut capped = Vec::new();
     let mut cap = vec![f64::INFINITY; lp.m()];
     let mut fix = vec![0.0; lp.m()];
@@ -632,7 +634,7 @@ fn caps(lp: &Lp4<'_>, cx: &[f64]) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
         }
         let top = nz
             .filter(|&t| lp.v[col(t)] > 0.0)
-            .map(|t| cx[t].abs() / lp.v[col(t)])
+            .map(|t| (lp.c * lp.x[t]).abs() / lp.v[col(t)])
             .fold(0.0f64, f64::max);
         *cap_i = 1.0 + 2.0 * top;
         fix[i] = top;

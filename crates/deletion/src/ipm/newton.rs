@@ -61,7 +61,8 @@ impl DsxIpm<'_> {
         let mut qbuf = chunks(&mut self.qbufs, n);
         let mut rb = [0.0f64; PARTS];
         let mut rb_slots = chunks(&mut rb, 1);
-        let xs_all = self.sys.values();
+        // the system's values, and C: its rows are C·x (`C x_ij` computed where read)
+        let (xs_all, cx) = (self.sys.values(), self.sys.scale());
         let work = jobs(|k| {
             (
                 k,
@@ -96,7 +97,7 @@ impl DsxIpm<'_> {
                 // (`RP0`: r_p is at rounding level and taken as zero, without reading it)
                 // (`1/s`, `1/u` computed where read, as `factor` computes the scalings)
                 // (`qrow`'s `rp`: r_p of the row `t`, `rp_a` for a_i, `ExampleRp::at` for b_ij)
-                let rp = ExampleRp::new(rows_b, i, yi, xs, u_w, uv, sv);
+                let rp = ExampleRp::new(rows_b, i, yi, (xs, cx), u_w, uv, sv);
                 let qrow = |t: usize, rp: f64| match (AFF, RP0) {
                     (true, true) => -y[t],
                     (true, false) => -y[t] * (1.0 + rp * (1.0 / sv[t])),
@@ -115,7 +116,7 @@ impl DsxIpm<'_> {
                         *qb = qrow(t + 1, rp.at::<RP0>(t, t));
                     }
                     for ((w, &a), &qb) in acc[..kk].iter_mut().zip(xs).zip(q.iter()) {
-                        *w += yi * a * qb;
+                        *w += yi * (cx * a) * qb;
                     }
                     lam -= dot(&self.lam_v[..kk], q);
                     for (t, o) in out[..kk].iter_mut().enumerate() {
@@ -125,7 +126,7 @@ impl DsxIpm<'_> {
                     for t in 0..kk {
                         let j = cols[t];
                         let qb = qrow(t + 1, rp.at::<RP0>(t, j));
-                        acc[j] += yi * xs[t] * qb;
+                        acc[j] += yi * (cx * xs[t]) * qb;
                         lam -= self.lam_v[j] * qb;
                         out[t] = (qb - qa) + rtu(t) - rd_alpha(y[0], y[t + 1], zt[t]);
                     }
@@ -193,7 +194,7 @@ impl DsxIpm<'_> {
         fn mx(a: f64, b: f64) -> f64 {
             if b > a { b } else { a }
         }
-        let xs_all = self.sys.values();
+        let (xs_all, cx) = (self.sys.values(), self.sys.scale());
         let work = jobs(|k| {
             (
                 k,
@@ -248,7 +249,7 @@ impl DsxIpm<'_> {
                 let du = &du[vr.clone()];
                 let dz = &mut dz[vr];
                 let (dl, dx) = (du[kk], du[kk + 1]);
-                let rp = ExampleRp::new(rows_b, i, yi, xs, u_w, uv, sv);
+                let rp = ExampleRp::new(rows_b, i, yi, (xs, cx), u_w, uv, sv);
                 let mut act = self.lam_p[i] * dl + lp.y[i] * db + dx;
                 if lp.dense {
                     // every feature in the support (j = t): data-parallel loops, then reductions
@@ -260,7 +261,7 @@ impl DsxIpm<'_> {
                     let (ds_b, dy_b) = (&mut ds[1..], &mut dy[1..]);
                     for (t, (sb, yb)) in ds_b.iter_mut().zip(dy_b.iter_mut()).enumerate() {
                         let rpt = rp.at::<RP0>(t, t);
-                        let s_new = yi * xs[t] * du_w[t] - self.lam_v[t] * dl + du[t] + rpt;
+                        let s_new = yi * (cx * xs[t]) * du_w[t] - self.lam_v[t] * dl + du[t] + rpt;
                         *sb = s_new;
                         *yb = dyv(r0 + t + 1, s_new, inv[t]);
                     }
@@ -280,7 +281,7 @@ impl DsxIpm<'_> {
                         let j = cols[t];
                         let da = du[t];
                         let rpt = rp.at::<RP0>(t, j);
-                        let sb = yi * xs[t] * du_w[j] - self.lam_v[j] * dl + da + rpt;
+                        let sb = yi * (cx * xs[t]) * du_w[j] - self.lam_v[j] * dl + da + rpt;
                         let (is, iu) = (1.0 / sv[t + 1], 1.0 / uv[t]);
                         let yb = dyv(r0 + t + 1, sb, is);
                         let zb = dzv(a0 + t, da, iu);

@@ -139,7 +139,7 @@ impl DsxIpm<'_> {
         let lp = self.lp;
         let (m, n) = (self.m, self.n);
         let d = &self.dir;
-        let xs = self.sys.values();
+        let (xs, cx) = (self.sys.values(), self.sys.scale());
         let rhs = &mut self.rhs;
         rhs[..=n].fill(0.0);
         let mut gb = 0.0;
@@ -152,7 +152,7 @@ impl DsxIpm<'_> {
             for t in 0..kk {
                 let j = lp.col(i, t);
                 let dyb = d.y[r0 + 1 + t];
-                rhs[j] += lp.y[i] * xs[nz + t] * dyb;
+                rhs[j] += lp.y[i] * (cx * xs[nz + t]) * dyb;
                 glam -= self.lam_v[j] * dyb;
                 let rd = rd_alpha(self.y[r0], self.y[r0 + 1 + t], self.z[a0 + t]);
                 rhs[a0 + t] = -(rd - (dyb - dya + d.z[a0 + t]));
@@ -173,7 +173,7 @@ impl DsxIpm<'_> {
         let lp = self.lp;
         let (m, n) = (self.m, self.n);
         let d = &mut self.dir;
-        let xs = self.sys.values();
+        let (xs, cx) = (self.sys.values(), self.sys.scale());
         let db = sign * du[n];
         for i in 0..m {
             let (r0, a0, kk) = (lp.row_offset(i), lp.var_offset(i), lp.support_len(i));
@@ -184,7 +184,7 @@ impl DsxIpm<'_> {
                 let j = lp.col(i, t);
                 let da = sign * du[a0 + t];
                 act -= da;
-                let ds = lp.y[i] * xs[nz + t] * sign * du[j] - self.lam_v[j] * dl + da;
+                let ds = lp.y[i] * (cx * xs[nz + t]) * sign * du[j] - self.lam_v[j] * dl + da;
                 let r = r0 + 1 + t;
                 d.s[r] += ds;
                 d.y[r] -= self.y[r] * (1.0 / self.s[r]) * ds;

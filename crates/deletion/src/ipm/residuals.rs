@@ -64,7 +64,7 @@ impl DsxIpm<'_> {
         // per block: [b part of Gᵀy, hᵀy, Σ ξ, ‖r_p‖∞, ‖r_d tail‖∞, Σ s∘y + u∘z]
         let mut sums = [[0.0f64; 6]; PARTS];
         let mut slots = chunks(&mut sums, 1);
-        let xs_all = self.sys.values();
+        let (xs_all, cx) = (self.sys.values(), self.sys.scale());
         let inv_lam_scale = 1.0 / self.lam_scale;
         let work = jobs(|k| {
             (
@@ -104,10 +104,11 @@ impl DsxIpm<'_> {
                         let (alpha, yb) = (u[a0 + t], y[r0 + 1 + t]);
                         act -= alpha;
                         let hb = rows_b.h(i, j);
-                        let r = rows_b.rp(i, j, yi * xs[t] * u_w[j], lam, alpha, s[r0 + 1 + t]);
+                        let cyx = yi * (cx * xs[t]);
+                        let r = rows_b.rp(i, j, cyx * u_w[j], lam, alpha, s[r0 + 1 + t]);
                         np = np.max(r.abs());
                         bad += r * 0.0;
-                        acc[j] += yi * xs[t] * yb;
+                        acc[j] += cyx * yb;
                         glam -= self.lam_v[j] * yb;
                         let d = rd_alpha(ya, yb, z[a0 + t]);
                         cp += s[r0 + 1 + t] * yb + alpha * z[a0 + t];

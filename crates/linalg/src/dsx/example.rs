@@ -33,6 +33,8 @@ pub(super) struct Shared<'a> {
     pub(super) indptr: &'a [usize],
     pub(super) indices: &'a [usize],
     pub(super) x: &'a [f64],
+    /// The rows are `scale · x`.
+    pub(super) scale: f64,
     pub(super) v: &'a [f64],
     pub(super) y: &'a [f64],
     pub(super) p_eff: &'a [f64],
@@ -164,6 +166,7 @@ fn factor_example<C: Cols>(
         t_part += fv; // φ v /Δ
         sum_inv += id;
         // diag(S_ww) += φ x² (σ+δ)/Δ = φ x² − d²/Δ  (computed without cancellation)
+        let xa = sh.scale * xa;
         *dga = ph * xa * xa * sd * id;
     }
     if !(min_piv > 0.0) {
@@ -259,7 +262,7 @@ fn factor_example<C: Cols>(
         .zip(g1.iter_mut().zip(g2.iter_mut()))
         .zip(wb.iter_mut())
     {
-        let e = ph * yi * xa * id;
+        let e = ph * yi * (sh.scale * xa) * id;
         let r1 = e * vj * (sg + delta);
         *g1a = sq_p11 * (r1 + tz * e);
         *g2a = sq_zeta * e;

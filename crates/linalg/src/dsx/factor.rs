@@ -28,7 +28,7 @@ pub struct FactorInfo {
     pub max_pivot: f64,
 }
 
-impl DsxSystem {
+impl DsxSystem<'_> {
     /// Numeric factorisation of `H + δI` for new scalings. No allocation.
     ///
     /// Work: `O(nnz)` for the per-example closed form, then the Schur update

@@ -30,6 +30,7 @@ mod solve;
 mod tests;
 
 use core::ops::Range;
+use std::borrow::Cow;
 
 use faer::MatRef;
 
@@ -95,15 +96,18 @@ pub struct DsxScalings<'a> {
 /// Variable-space vector `z` (length [`DsxSystem::len`]): `w_0..w_{n-1}`, `b`, then for each
 /// example `i`: `α_ij` for `j ∈ S_i` (increasing `j`), `λ_i`, `ξ_i`.
 #[derive(Debug)]
-pub struct DsxSystem {
+pub struct DsxSystem<'a> {
     m: usize,
     n: usize,
     dense: bool,
     /// Row pointers into the per-non-zero arrays (`i·n` for dense rows).
-    indptr: Vec<usize>,
+    indptr: Cow<'a, [usize]>,
     /// Column indices (empty for dense rows).
-    indices: Vec<usize>,
-    x: Vec<f64>,
+    indices: Cow<'a, [usize]>,
+    /// The rows' values as given: the system's rows are `scale ·` them (the product is taken
+    /// where a value is read, the same bits as a scaled copy).
+    x: Cow<'a, [f64]>,
+    scale: f64,
     y: Vec<f64>,
     v: Vec<f64>,
     p: f64,
@@ -139,7 +143,7 @@ pub struct DsxSystem {
     refine: [Vec<f64>; 3],
 }
 
-impl DsxSystem {
+impl DsxSystem<'_> {
     /// Number of examples `m`.
     pub fn m(&self) -> usize {
         self.m
@@ -166,11 +170,17 @@ impl DsxSystem {
         self.m + self.nnz()
     }
 
-    /// The stored row values `x_ij` over the supports, example by example ([`Self::nz_range`]
-    /// indexes them): the one copy of the data the system keeps, so a caller can read it
-    /// instead of keeping its own.
+    /// The row values over the supports, example by example ([`Self::nz_range`] indexes them),
+    /// as given to the constructor: the system's rows are [`Self::scale`] times them. (Copied by
+    /// [`DsxSystem::try_new_with`], borrowed by [`DsxSystem::try_borrow_with`].)
     pub fn values(&self) -> &[f64] {
         &self.x
+    }
+
+    /// The factor the system multiplies [`Self::values`] by (1 unless given to
+    /// [`DsxSystem::try_borrow_with`]).
+    pub fn scale(&self) -> f64 {
+        self.scale
     }
 
     /// Range of example `i`'s entries in the per-non-zero arrays (`phi`, `sigma`, values).

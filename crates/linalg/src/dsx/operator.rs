@@ -7,7 +7,7 @@ use super::cols::{Cols, Ident};
 use super::refine::norm2;
 use super::{DsxScalings, DsxSystem};
 
-impl DsxSystem {
+impl DsxSystem<'_> {
     /// `out = H z` with the exact operator (no static regularisation), matrix-free in
     /// `O(nnz)`. Panics if the lengths are wrong or the scalings do not match the system.
     pub fn apply(&self, sc: &DsxScalings<'_>, z: &[f64], out: &mut [f64]) {
@@ -82,7 +82,8 @@ impl DsxSystem {
             for a in 0..k {
                 let j = cols.at(a);
                 // row b_ij: y x_ij w_j − v_j λ + α_ij
-                let fb = phi[a] * (yi * x[a] * zb[j] - self.v[j] * lam + u[a]);
+                let xa = self.scale * x[a];
+                let fb = phi[a] * (yi * xa * zb[j] - self.v[j] * lam + u[a]);
                 let h = sigma[a] * u[a] - ta + fb;
                 if RES {
                     let e = rl[off + a] - h;
@@ -92,7 +93,7 @@ impl DsxSystem {
                     o[a] = h;
                 }
                 ol_lam -= self.v[j] * fb;
-                acc[j] += yi * x[a] * fb;
+                acc[j] += yi * xa * fb;
             }
             let hx = sc.kappa[i] * xi + ta;
             if RES {
@@ -215,7 +216,7 @@ impl DsxSystem {
             let mut act = self.p_eff[i] * u[k] + yi * zb[n] + u[k + 1];
             for (a, j) in self.support(i).enumerate() {
                 act -= u[a];
-                out[ro + 1 + a] = yi * x[a] * zb[j] - self.v[j] * u[k] + u[a];
+                out[ro + 1 + a] = yi * (self.scale * x[a]) * zb[j] - self.v[j] * u[k] + u[a];
             }
             out[ro] = act;
             off += k + 2;
@@ -244,7 +245,7 @@ impl DsxSystem {
                 let yb = yv[ro + 1 + a];
                 o[a] = -ya + yb;
                 lam -= self.v[j] * yb;
-                ob[j] += yi * x[a] * yb;
+                ob[j] += yi * (self.scale * x[a]) * yb;
             }
             o[k] = lam;
             o[k + 1] = ya;

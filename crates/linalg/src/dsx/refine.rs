@@ -17,7 +17,7 @@ pub struct RefineInfo {
     pub relative_residual: f64,
 }
 
-impl DsxSystem {
+impl DsxSystem<'_> {
     /// Solves `H z = rhs` for the exact `H` (no static regularisation) by preconditioned
     /// conjugate gradients, preconditioned by the current factorisation of `H + δI`, starting
     /// from the direct solve. Stops when `‖rhs − H z‖₂ ≤ tol ‖rhs‖₂`, after `max_iter`

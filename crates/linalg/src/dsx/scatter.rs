@@ -8,7 +8,7 @@ use super::example::{ExampleFactor, Shared, Work, factor_range};
 use super::{DsxScalings, DsxSystem};
 use crate::error::Result;
 
-impl DsxSystem {
+impl DsxSystem<'_> {
     /// The blocked sparse-scatter kernel; adds `Σ τ_i` to `sbb`.
     ///
     /// For each chunk of consecutive examples (`ScatterPlan::chunks`, at most
@@ -55,6 +55,7 @@ impl DsxSystem {
             indptr: &self.indptr,
             indices: &self.indices,
             x: &self.x,
+            scale: self.scale,
             v: &self.v,
             y: &self.y,
             p_eff: &self.p_eff,

@@ -9,7 +9,7 @@ use super::example::{Shared, factor_range};
 use super::{DsxScalings, DsxSystem, SchurKernel};
 use crate::error::Result;
 
-impl DsxSystem {
+impl DsxSystem<'_> {
     /// Zeroes `S` and the per-thread accumulators.
     pub(super) fn reset_schur(&mut self) {
         self.s.iter_mut().for_each(|e| *e = 0.0);
@@ -75,6 +75,7 @@ impl DsxSystem {
             indptr: &self.indptr,
             indices: &self.indices,
             x: &self.x,
+            scale: self.scale,
             v: &self.v,
             y: &self.y,
             p_eff: &self.p_eff,

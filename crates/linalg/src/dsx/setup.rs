@@ -1,6 +1,8 @@
 //! Construction and reconfiguration of a [`DsxSystem`]: validation of the rows, labels, budget,
 //! settings and scalings, and the sizing of every buffer (no allocation after this).
 
+use std::borrow::Cow;
+
 use faer::linalg::cholesky::ldlt::factor::cholesky_in_place_scratch;
 
 use super::example::{ExampleFactor, NO_REC, Work};
@@ -9,17 +11,26 @@ use super::settings::validate_settings;
 use super::{DsxScalings, DsxSettings, DsxSystem, RowsRef, SchurKernel};
 use crate::error::{LinalgError, Result, check_finite, check_len, check_nonneg};
 
-/// Validated internal copy of the rows.
-struct Rows {
+/// The validated rows, copied (`copy`) or borrowed.
+struct Rows<'a> {
     m: usize,
     n: usize,
     dense: bool,
-    indptr: Vec<usize>,
-    indices: Vec<usize>,
-    x: Vec<f64>,
+    indptr: Cow<'a, [usize]>,
+    indices: Cow<'a, [usize]>,
+    x: Cow<'a, [f64]>,
 }
 
-fn validate_rows(rows: RowsRef<'_>) -> Result<Rows> {
+/// `data` borrowed, or copied when `copy`.
+fn keep<T: Clone>(data: &[T], copy: bool) -> Cow<'_, [T]> {
+    if copy {
+        Cow::Owned(data.to_vec())
+    } else {
+        Cow::Borrowed(data)
+    }
+}
+
+fn validate_rows(rows: RowsRef<'_>, copy: bool) -> Result<Rows<'_>> {
     match rows {
         RowsRef::Dense { data, m, n } => {
             if m == 0 {
@@ -34,9 +45,9 @@ fn validate_rows(rows: RowsRef<'_>) -> Result<Rows> {
                 m,
                 n,
                 dense: true,
-                indptr: (0..=m).map(|i| i * n).collect(),
-                indices: Vec::new(),
-                x: data.to_vec(),
+                indptr: Cow::Owned((0..=m).map(|i| i * n).collect()),
+                indices: Cow::Owned(Vec::new()),
+                x: keep(data, copy),
             })
         }
         RowsRef::Csr {
@@ -91,15 +102,15 @@ fn validate_rows(rows: RowsRef<'_>) -> Result<Rows> {
                 m,
                 n,
                 dense: false,
-                indptr: indptr.to_vec(),
-                indices: indices.to_vec(),
-                x: values.to_vec(),
+                indptr: keep(indptr, copy),
+                indices: keep(indices, copy),
+                x: keep(values, copy),
             })
         }
     }
 }
 
-impl DsxSystem {
+impl DsxSystem<'static> {
     /// Validates and copies the data; sizes every buffer. `O(nnz + n²)` memory.
     ///
     /// `y_i ∈ {−1, +1}`, `v_j ≥ 0` finite, `p > 0` finite (or `p = 0` with every `v_j = 0`: λ in
@@ -116,6 +127,54 @@ impl DsxSystem {
         p: f64,
         settings: DsxSettings,
     ) -> Result<Self> {
+        let rows = validate_rows(rows, true)?;
+        let owned = Rows {
+            m: rows.m,
+            n: rows.n,
+            dense: rows.dense,
+            indptr: Cow::Owned(rows.indptr.into_owned()),
+            indices: Cow::Owned(rows.indices.into_owned()),
+            x: Cow::Owned(rows.x.into_owned()),
+        };
+        DsxSystem::build(owned, 1.0, y, v, p, settings)
+    }
+}
+
+impl<'a> DsxSystem<'a> {
+    /// As [`DsxSystem::try_new_with`] for the rows `scale · rows`, without copying them: the
+    /// system reads the caller's values (and column indices) and multiplies by `scale` where it
+    /// reads them, which gives the same bits as a scaled copy. `scale` finite and `> 0`, and
+    /// `scale · x` finite for every value.
+    pub fn try_borrow_with(
+        rows: RowsRef<'a>,
+        scale: f64,
+        y: &[f64],
+        v: &[f64],
+        p: f64,
+        settings: DsxSettings,
+    ) -> Result<Self> {
+        let rows = validate_rows(rows, false)?;
+        let big = rows.x.iter().fold(0.0f64, |a, &x| a.max(x.abs()));
+        if !(scale.is_finite() && scale > 0.0 && (scale * big).is_finite()) {
+            return Err(LinalgError::InvalidValue {
+                name: "scale",
+                index: 0,
+                value: scale,
+                reason: "must be finite and > 0, with scale · x finite",
+            });
+        }
+        DsxSystem::build(rows, scale, y, v, p, settings)
+    }
+
+    /// The common part of the constructors: validates the rest and sizes every buffer.
+    fn build(
+        rows: Rows<'a>,
+        scale: f64,
+        y: &[f64],
+        v: &[f64],
+        p: f64,
+        settings: DsxSettings,
+    ) -> Result<Self> {
         let Rows {
             m,
             n,
@@ -123,7 +182,7 @@ impl DsxSystem {
             indptr,
             indices,
             x,
-        } = validate_rows(rows)?;
+        } = rows;
         check_len("y", m, y.len())?;
         for (index, &value) in y.iter().enumerate() {
             if value != 1.0 && value != -1.0 {
@@ -217,6 +276,7 @@ impl DsxSystem {
             indptr,
             indices,
             x,
+            scale,
             y: y.to_vec(),
             v: v.to_vec(),
             p,

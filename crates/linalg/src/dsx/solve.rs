@@ -13,7 +13,7 @@ use super::example::NO_REC;
 use super::{DsxScalings, DsxSystem};
 use crate::error::{LinalgError, Result, check_len};
 
-impl DsxSystem {
+impl DsxSystem<'_> {
     /// Solves the augmented per-example system `K_i [u; μ] = [r; rμ]` in place on
     /// `u = (α_i, λ_i, ξ_i)` (length `|S_i| + 2`) and returns `μ`. Without the μ row this is
     /// `u ← H_ii⁻¹ u` (DSX eq. (15) with (19)–(21)): the arrow part `(Δ, κ)` is eliminated
@@ -200,7 +200,7 @@ impl DsxSystem {
             let x = &self.x[r];
             for a in 0..k {
                 let j = cols.at(a);
-                let d = phi[a] * yi * x[a];
+                let d = phi[a] * yi * (self.scale * x[a]);
                 acc[j] -= d * (u[a] - self.v[j] * zl);
             }
             acc[n] -= yi * mu;
@@ -236,7 +236,7 @@ impl DsxSystem {
             while a < c4 {
                 for (l, acc) in l4.iter_mut().enumerate() {
                     let j = cols.at(a + l);
-                    let dw = phi[a + l] * yi * x[a + l] * rb[j];
+                    let dw = phi[a + l] * yi * (self.scale * x[a + l]) * rb[j];
                     u[a + l] -= dw;
                     *acc += self.v[j] * dw;
                 }
@@ -245,7 +245,7 @@ impl DsxSystem {
             let mut lam = (l4[0] + l4[1]) + (l4[2] + l4[3]);
             for a in c4..k {
                 let j = cols.at(a);
-                let dw = phi[a] * yi * x[a] * rb[j];
+                let dw = phi[a] * yi * (self.scale * x[a]) * rb[j];
                 u[a] -= dw;
                 lam += self.v[j] * dw;
             }

@@ -39,7 +39,7 @@ fn legacy_scatter<C: Cols>(cols: C, g1: &[f64], g2: &[f64], s_mat: &mut [f64], n
     }
 }
 
-impl DsxSystem {
+impl DsxSystem<'_> {
     /// `form_schur` with the unblocked kernel: one example at a time, scattered at once.
     fn form_schur_legacy(&mut self, sc: &DsxScalings<'_>) -> usize {
         self.reset_schur();
@@ -52,6 +52,7 @@ impl DsxSystem {
             indptr: &self.indptr,
             indices: &self.indices,
             x: &self.x,
+            scale: self.scale,
             v: &self.v,
             y: &self.y,
             p_eff: &self.p_eff,

@@ -95,7 +95,7 @@ impl Instance {
         }
     }
 
-    pub fn system(&self) -> DsxSystem {
+    pub fn system(&self) -> DsxSystem<'static> {
         DsxSystem::try_new(self.rows(), &self.y, &self.v, self.p).expect("valid instance")
     }
 
