@@ -685,10 +685,12 @@ fn render_real(md: &mut String, runs: &[(&str, Result<Run, String>)]) {
                     100.0 * r.num("nnz") / (r.num("m") * r.num("n")),
                     r.num("threads"),
                     cell(&ours_label(r)),
-                    if raw(&r.json, "converged").as_deref() == Some("true") {
-                        "optimal"
-                    } else {
-                        "not converged"
+                    match (raw(&r.json, "converged").as_deref(), text(&r.json, "error")) {
+                        (Some("true"), _) => "optimal".to_string(),
+                        // no solver answered: the runner's error names the last one, its
+                        // status and figures, and any fallback not started
+                        (_, Some(e)) => cell(&format!("not solved: {e}")),
+                        _ => "not converged".to_string(),
                     },
                     r.num("iterations"),
                     r.num("seconds"),
@@ -708,7 +710,9 @@ fn render_real(md: &mut String, runs: &[(&str, Result<Run, String>)]) {
 /// Our solver's label: the solver that answered, as the runner reported it.
 fn ours_label(r: &Run) -> String {
     let fallbacks = r.text("fallbacks");
-    if fallbacks.is_empty() {
+    if text(&r.json, "error").is_some() {
+        format!("none (the last tried: bulwark {})", r.text("solver"))
+    } else if fallbacks.is_empty() {
         format!("bulwark: {}", r.text("solver"))
     } else {
         format!("bulwark: {} (after: {fallbacks})", r.text("solver"))
@@ -1091,6 +1095,33 @@ mod tests {
         assert!(rest.contains("not run (`--no-fashion`)"), "{rest}");
         assert!(rest.contains("≤ 180 s, ≤ 3072 MiB"), "{rest}");
         assert!(md.contains("each solver attempt limited to 1800 s"), "{md}");
+    }
+
+    #[test]
+    fn a_real_case_no_solver_answered_says_why_with_its_time_and_memory() {
+        let run = Run {
+            json: r#"{"case":"fashion-0-vs-rest","data":"Fashion-MNIST (real)","solver":"dsx-ipm","fallbacks":"","converged":false,"error":"LP (4) not solved by dsx-ipm: status iteration_limit after 200 iterations (primal residual 4.01e-14, dual residual 4.58e-2, gap 4.87e-2); hsd-engine/structured not started: it would need about 45 GiB, 16 GiB available","m":60000,"n":784,"nnz":23000000,"iterations":200,"seconds":880.5,"peak_rss_mib":7100.0,"threads":2}"#.into(),
+        };
+        let mut md = String::new();
+        render_real(&mut md, &[("fashion-0-vs-rest", Ok(run))]);
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| `fashion-0-vs-rest`"))
+            .unwrap();
+        assert!(
+            row.contains("none (the last tried: bulwark dsx-ipm)"),
+            "{row}"
+        );
+        assert!(
+            row.contains("not solved: LP (4) not solved by dsx-ipm"),
+            "{row}"
+        );
+        assert!(row.contains("hsd-engine/structured not started"), "{row}");
+        assert!(
+            row.contains("| 200 |") && row.contains("| 880.5 |"),
+            "{row}"
+        );
+        assert!(row.contains("| 7100 |"), "{row}");
     }
 
     #[test]
