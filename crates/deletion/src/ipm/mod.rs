@@ -535,12 +535,13 @@ impl RowsB<'_> {
 
     /// The primal residual `(G u − s − h)` of the row `b_ij` (DSX eq. (4):
     /// `C y_i x_ij w_j − v_j λ_i + α_ij − s_ij − h_ij`), from `cyx_w = C y_i x_ij · w_j` (with
-    /// `C y_i x_ij` as `y_i` times the system's `C x_ij`), `λ_i`, `α_ij` and `s_ij`: every pass
+    /// `C x_ij` as `C` times the system's value), `λ_i`, `α_ij`, `s_ij` and `h = h_ij`
+    /// ([`RowsB::h`]; the residual pass also sums it into the dual objective): every pass
     /// computes it with this one expression, so it is the same bits where
     /// [`DsxIpm::residuals`] measures it and where the Newton steps read it (it is not stored).
     #[inline(always)]
-    fn rp(&self, i: usize, j: usize, cyx_w: f64, lam: f64, alpha: f64, s: f64) -> f64 {
-        cyx_w - self.lam_v[j] * lam + alpha - s - self.h(i, j)
+    fn rp(&self, j: usize, cyx_w: f64, lam: f64, alpha: f64, s: f64, h: f64) -> f64 {
+        cyx_w - self.lam_v[j] * lam + alpha - s - h
     }
 }
 
@@ -598,8 +599,9 @@ impl<'a> ExampleRp<'a> {
         }
         let lam = self.tail[self.xs.len()];
         let cyx_w = self.yi * (self.cx * self.xs[t]) * self.w[j];
+        let h = self.rows_b.h(self.i, j);
         self.rows_b
-            .rp(self.i, j, cyx_w, lam, self.tail[t], self.s[t + 1])
+            .rp(j, cyx_w, lam, self.tail[t], self.s[t + 1], h)
     }
 }
 

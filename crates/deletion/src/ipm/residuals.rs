@@ -105,7 +105,7 @@ impl DsxIpm<'_> {
                         act -= alpha;
                         let hb = rows_b.h(i, j);
                         let cyx = yi * (cx * xs[t]);
-                        let r = rows_b.rp(i, j, cyx * u_w[j], lam, alpha, s[r0 + 1 + t]);
+                        let r = rows_b.rp(j, cyx * u_w[j], lam, alpha, s[r0 + 1 + t], hb);
                         np = np.max(r.abs());
                         bad += r * 0.0;
                         acc[j] += cyx * yb;

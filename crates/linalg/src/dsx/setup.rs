@@ -11,7 +11,7 @@ use super::settings::validate_settings;
 use super::{DsxScalings, DsxSettings, DsxSystem, RowsRef, SchurKernel};
 use crate::error::{LinalgError, Result, check_finite, check_len, check_nonneg};
 
-/// The validated rows, copied (`copy`) or borrowed.
+/// The validated rows, borrowed from the caller (the dense row pointers are built).
 struct Rows<'a> {
     m: usize,
     n: usize,
@@ -21,16 +21,7 @@ struct Rows<'a> {
     x: Cow<'a, [f64]>,
 }
 
-/// `data` borrowed, or copied when `copy`.
-fn keep<T: Clone>(data: &[T], copy: bool) -> Cow<'_, [T]> {
-    if copy {
-        Cow::Owned(data.to_vec())
-    } else {
-        Cow::Borrowed(data)
-    }
-}
-
-fn validate_rows(rows: RowsRef<'_>, copy: bool) -> Result<Rows<'_>> {
+fn validate_rows(rows: RowsRef<'_>) -> Result<Rows<'_>> {
     match rows {
         RowsRef::Dense { data, m, n } => {
             if m == 0 {
@@ -47,7 +38,7 @@ fn validate_rows(rows: RowsRef<'_>, copy: bool) -> Result<Rows<'_>> {
                 dense: true,
                 indptr: Cow::Owned((0..=m).map(|i| i * n).collect()),
                 indices: Cow::Owned(Vec::new()),
-                x: keep(data, copy),
+                x: Cow::Borrowed(data),
             })
         }
         RowsRef::Csr {
@@ -102,9 +93,9 @@ fn validate_rows(rows: RowsRef<'_>, copy: bool) -> Result<Rows<'_>> {
                 m,
                 n,
                 dense: false,
-                indptr: keep(indptr, copy),
-                indices: keep(indices, copy),
-                x: keep(values, copy),
+                indptr: Cow::Borrowed(indptr),
+                indices: Cow::Borrowed(indices),
+                x: Cow::Borrowed(values),
             })
         }
     }
@@ -127,7 +118,7 @@ impl DsxSystem<'static> {
         p: f64,
         settings: DsxSettings,
     ) -> Result<Self> {
-        let rows = validate_rows(rows, true)?;
+        let rows = validate_rows(rows)?;
         let owned = Rows {
             m: rows.m,
             n: rows.n,
@@ -153,7 +144,7 @@ impl<'a> DsxSystem<'a> {
         p: f64,
         settings: DsxSettings,
     ) -> Result<Self> {
-        let rows = validate_rows(rows, false)?;
+        let rows = validate_rows(rows)?;
         let big = rows.x.iter().fold(0.0f64, |a, &x| a.max(x.abs()));
         if !(scale.is_finite() && scale > 0.0 && (scale * big).is_finite()) {
             return Err(LinalgError::InvalidValue {
