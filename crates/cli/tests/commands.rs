@@ -429,6 +429,36 @@ fn plot_joins_single_budget_evaluations_into_one_curve() {
 }
 
 #[test]
+fn train_screen_from_solves_on_working_sets_and_reports_the_rounds() {
+    let model = tmp("screened.json");
+    let m = model.to_str().unwrap();
+    let args = |screen: &'static str| {
+        let mut a = vec![
+            "train", "--algo", "lp", "--data", "wdbc", "--scale", "standard", "--budget", "2",
+            "--out", m, "--json",
+        ];
+        if !screen.is_empty() {
+            a.extend(["--screen-from", screen]);
+        }
+        a
+    };
+    let whole = ok_json(&args(""));
+    assert_eq!(whole["screening_rounds"], 0.0, "{whole}");
+    let t = ok_json(&args("100"));
+    // wdbc (569 examples) is screened from 100 examples on: at least one round, and the
+    // answer (certified, or the whole LP's after giving up) is the same optimum
+    assert!(t["screening_rounds"].as_f64().unwrap() >= 1.0, "{t}");
+    assert_eq!(t["converged"], true, "{t}");
+    let (a, b) = (
+        whole["objective"].as_f64().unwrap(),
+        t["objective"].as_f64().unwrap(),
+    );
+    assert!((a - b).abs() <= 1e-6 * (1.0 + a), "{a} vs {b}");
+    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&model).unwrap()).unwrap();
+    assert_eq!(file["hyper_parameters"]["screen_from"], 100);
+}
+
+#[test]
 fn train_json_names_the_solver_and_says_when_a_fallback_answered() {
     let model = tmp("solver.json");
     let m = model.to_str().unwrap();

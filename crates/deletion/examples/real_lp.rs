@@ -9,6 +9,8 @@
 //! RSS of the fit (the high-water mark is reset after loading) and the count of refined
 //! directions (the peak RSS also when the fit fails). `ENGINE=1` runs the first fallback,
 //! `hsd-engine/structured`, instead of the structured IPM; `MAXIT=k` sets the iteration limit.
+//! `SCREEN=0` turns example screening off, `SCREEN=1` screens at any size (default: the
+//! library's, off), `SCREEN_SAMPLE`, `SCREEN_MARGIN` set its fields.
 //! `SPARSE=1` stores the task as CSR (LP (4) then drops the zero entries' pairs).
 //! `LOG=1` prints the iteration log on stderr; `START`, `ETA`, `SIGMA`, `MEHR`, `MAXCORR`,
 //! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG`, `ROUNDS`, `PROUND` (`primal_rounding`) and `STATIC`
@@ -18,6 +20,7 @@
 
 use std::time::Instant;
 
+use bulwark_core::ParamGuard;
 use bulwark_data::{BinaryTask, load};
 use bulwark_deletion::{DsxLpParams, FeatureValues, LpBackend};
 
@@ -137,6 +140,23 @@ fn main() {
     if let Some(k) = env("MAXIT") {
         params = params.max_iter(k as u32);
     }
+    // `SCREEN=0`: no example screening; `SCREEN=1`: screening at any size (default: the
+    // library's, off); `SCREEN_SAMPLE`, `SCREEN_MARGIN`: its fields
+    let mut screening = match env("SCREEN") {
+        Some(0.0) => bulwark_deletion::Screening::off(),
+        Some(_) => bulwark_deletion::Screening {
+            min_examples: 0,
+            ..Default::default()
+        },
+        None => bulwark_deletion::Screening::default(),
+    };
+    if let Some(v) = env("SCREEN_SAMPLE") {
+        screening.sample_fraction = v;
+    }
+    if let Some(v) = env("SCREEN_MARGIN") {
+        screening.margin = v;
+    }
+    params = params.screening(screening);
     let mut log = |it: &bulwark_lp::IterationInfo| {
         eprintln!("{}", log::log_line(it));
         std::ops::ControlFlow::Continue(())
@@ -146,7 +166,8 @@ fn main() {
     // the peak RSS below is the fit's, not the load's
     rss::reset_peak();
     let t = Instant::now();
-    let f = match params.fit_with_progress(&d, progress) {
+    let checked = params.check_ref().expect("valid parameters");
+    let (_, f) = match checked.fit_with_progress(&d, progress) {
         Ok(f) => f,
         Err(e) => {
             println!(
@@ -159,25 +180,22 @@ fn main() {
         }
     };
     println!(
-        "m {} n {} N {n_budget} C {c}: {} it {:?} {:.2}s (factor {:.2}s, solves {:.2}s) obj {:?} {} | peak RSS {:.1} MiB | refined {:?}",
+        "m {} n {} N {n_budget} C {c}: {} it {} {:.2}s (factor {:.2}s, solves {:.2}s) obj {} gap {:.2e} (closed form {}) {} | peak RSS {:.1} MiB | refined {}",
         d.len(),
         d.n_features(),
-        f.report.solver,
-        f.report.iterations,
+        f.solver,
+        f.iterations,
         t.elapsed().as_secs_f64(),
-        f.report
-            .details
-            .get("factor_seconds")
-            .copied()
-            .unwrap_or(f64::NAN),
-        f.report
-            .details
-            .get("solve_seconds")
-            .copied()
-            .unwrap_or(f64::NAN),
-        f.report.objective,
-        f.report.fallbacks.join("; "),
+        f.factor_seconds,
+        f.solve_seconds,
+        f.objective,
+        f.gap,
+        f.closed_form_objective,
+        f.fallbacks.join("; "),
         rss::peak_mib(),
-        f.report.details.get("refinements")
+        f.refinements
     );
+    for r in &f.screening {
+        println!("{}", r.describe());
+    }
 }

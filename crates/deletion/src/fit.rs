@@ -38,6 +38,7 @@ use crate::error::{DeletionError, Result};
 use crate::ipm::{DsxIpm, IpmOptions, Progress};
 use crate::layout::Lp4;
 use crate::params::{DsxLp, DsxLpParams, LpBackend};
+use crate::screening::ScreeningReport;
 
 /// Largest LP (variables) for which a failure of both structured solvers falls back to the
 /// generic sparse LDLᵀ (its fill-in grows with the dense coupling to `w`).
@@ -122,18 +123,20 @@ impl Attempt {
 }
 
 /// What one attempt returned.
-struct Run {
+pub(crate) struct Run {
     status: Status,
     reason: Option<String>,
     wb: Vec<f64>,
-    objective: f64,
+    /// LP (4)'s objective `(1/m) Σ ξ_i` and the dual objective on the same scale.
+    pub(crate) objective: f64,
+    pub(crate) dual_objective: f64,
     iterations: u32,
-    gap: f64,
+    pub(crate) gap: f64,
     primal_residual: f64,
     dual_residual: f64,
-    factor_seconds: f64,
-    solve_seconds: f64,
-    refinements: u32,
+    pub(crate) factor_seconds: f64,
+    pub(crate) solve_seconds: f64,
+    pub(crate) refinements: u32,
 }
 
 impl Run {
@@ -150,12 +153,20 @@ impl Run {
 }
 
 /// The answer to one LP: the attempt that produced it and the failures before it.
-struct Answer {
-    run: Run,
+pub(crate) struct Answer {
+    pub(crate) run: Run,
     solver: &'static str,
-    fallbacks: Vec<String>,
+    pub(crate) fallbacks: Vec<String>,
     /// Iterations of every attempt.
-    iterations: u32,
+    pub(crate) iterations: u32,
+}
+
+/// One LP (4) solved: the model (`w` projected onto the box), the answer, and the LP's size.
+pub(crate) struct Solved {
+    pub(crate) model: LinearModel,
+    pub(crate) answer: Answer,
+    /// Variables and rows of the LP that answered.
+    pub(crate) shape: (usize, usize),
 }
 
 /// What one fit reported (every LP of it when bagging).
@@ -201,6 +212,10 @@ pub struct SolveDiagnostics {
     pub lp_vars: usize,
     /// See `lp_vars`.
     pub lp_rows: usize,
+    /// What example screening did ([`crate::screening`]), per LP that was screened (empty when
+    /// none was: the training set was smaller than [`crate::Screening::min_examples`]).
+    #[serde(default)]
+    pub screening: Vec<ScreeningReport>,
 }
 
 impl SolveDiagnostics {
@@ -281,6 +296,7 @@ impl DsxLp {
                     reason: out.reason,
                     wb: out.wb,
                     objective: out.objective,
+                    dual_objective: out.dual_objective,
                     iterations: out.iterations,
                     gap: out.gap,
                     primal_residual: out.primal_residual,
@@ -311,6 +327,7 @@ impl DsxLp {
             reason: None,
             wb: solution.x[..=layout.n()].to_vec(),
             objective: solution.objective,
+            dual_objective: solution.dual_objective,
             iterations: solution.iterations,
             gap: solution.gap,
             primal_residual: solution.primal_residual,
@@ -383,13 +400,46 @@ impl DsxLp {
         unreachable!("the chain of solvers is never empty")
     }
 
-    /// Solves LP (4) once on `data`; returns `(w, b)`, the answer and the layout.
-    fn solve_one<'d>(
+    /// Solves LP (4) on `data`: on working sets of examples when [`DsxLpParams::screening`]
+    /// applies ([`crate::screening`]), else (or when screening gave up) as one LP. Returns
+    /// the answer (its model, and the last LP's variables and rows) and what screening did.
+    fn solve_one(
         &self,
-        data: &'d Dataset,
+        data: &Dataset,
+        budget: &FeatureBudget,
+        mut progress: Option<Progress<'_>>,
+    ) -> Result<(Solved, Option<ScreeningReport>)> {
+        if !self.screening.applies(data.len()) {
+            return Ok((self.solve_whole(data, budget, progress)?, None));
+        }
+        let mut report = ScreeningReport::default();
+        let p = progress.as_mut().map(|p| &mut **p as _);
+        if let Some(solved) = self.solve_screened(data, budget, p, &mut report)? {
+            return Ok((solved, Some(report)));
+        }
+        // screening gave up: the whole LP, with the rounds' iterations counted
+        match self.solve_whole(data, budget, progress) {
+            Ok(mut solved) => {
+                solved.answer.iterations += report.iterations;
+                Ok((solved, Some(report)))
+            }
+            Err(mut e) => {
+                if let DeletionError::NotSolved { fallbacks, .. } = &mut e {
+                    fallbacks.insert(0, report.describe());
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Solves LP (4) once on every example of `data`; returns `(w, b)`, the answer and the LP's
+    /// variables and rows.
+    pub(crate) fn solve_whole(
+        &self,
+        data: &Dataset,
         budget: &FeatureBudget,
         progress: Option<Progress<'_>>,
-    ) -> Result<(LinearModel, Answer, Lp4<'d>)> {
+    ) -> Result<Solved> {
         let layout = Lp4::new(data, budget, self.c)?;
         let n = layout.n();
         let answer = self.answer(&layout, progress)?;
@@ -399,7 +449,11 @@ impl DsxLp {
             .map(|w| w.clamp(-self.c, self.c))
             .collect();
         let model = LinearModel::try_new(w, answer.run.wb[n])?;
-        Ok((model, answer, layout))
+        Ok(Solved {
+            model,
+            answer,
+            shape: (layout.num_vars(), layout.num_rows()),
+        })
     }
 
     /// Trains and returns the model with full diagnostics.
@@ -452,6 +506,7 @@ impl DsxLp {
             lps: parts.len(),
             lp_vars: 0,
             lp_rows: 0,
+            screening: Vec::new(),
         };
         let mut solvers: Vec<&str> = Vec::new();
         for (k, part) in parts.iter().enumerate() {
@@ -463,7 +518,14 @@ impl DsxLp {
                 }
             };
             let solved = self.solve_one(part, &budget, progress.as_mut().map(|p| &mut **p as _));
-            let (model, answer, layout) = match solved {
+            let (
+                Solved {
+                    model,
+                    answer,
+                    shape: (lp_vars, lp_rows),
+                },
+                screening,
+            ) = match solved {
                 Ok(one) => one,
                 Err(mut e) => {
                     if let DeletionError::NotSolved {
@@ -501,8 +563,11 @@ impl DsxLp {
             diag.factor_seconds += sol.factor_seconds;
             diag.solve_seconds += sol.solve_seconds;
             diag.refinements += sol.refinements;
-            diag.lp_vars = layout.num_vars();
-            diag.lp_rows = layout.num_rows();
+            diag.lp_vars = lp_vars;
+            diag.lp_rows = lp_rows;
+            if let Some(r) = screening {
+                diag.screening.push(r);
+            }
         }
         diag.solver = solvers.join(" + ");
         let model = LinearModel::try_new(w, b)?;
@@ -583,6 +648,14 @@ impl DsxLpParams {
             ("factor_seconds", d.factor_seconds),
             ("solve_seconds", d.solve_seconds),
             ("refinements", f64::from(d.refinements)),
+            (
+                "screening_rounds",
+                d.screening.iter().map(|r| f64::from(r.rounds)).sum(),
+            ),
+            (
+                "screening_gave_up",
+                d.screening.iter().filter(|r| r.gave_up.is_some()).count() as f64,
+            ),
         ] {
             report.details.insert(k.into(), v);
         }

@@ -9,7 +9,7 @@ use bulwark_core::{
 };
 use bulwark_lp::IterationInfo;
 
-use crate::{DeletionError, DsxIpmSettings, DsxLpParams, LpBackend};
+use crate::{DeletionError, DsxIpmSettings, DsxLpParams, LpBackend, Screening};
 
 /// DSX LP (4), solved by the structured interior-point method (with the fallbacks its report
 /// names).
@@ -83,6 +83,12 @@ impl Learner for LpLearner {
                 help: "iteration limit of the structured IPM alone, before the fallback solvers take over (default: max_iter)",
             },
             ParamSpec {
+                name: "screen_from",
+                kind: ParamKind::Count,
+                default: None,
+                help: "solve LP (4) on working sets of examples, certified for every example, for training sets of at least K examples (default: off)",
+            },
+            ParamSpec {
                 name: "fallback_memory_mib",
                 kind: ParamKind::Count,
                 default: None,
@@ -133,6 +139,12 @@ impl Learner for LpLearner {
                         Error::param("fallback_memory_mib", mib, "at most 2^44 MiB")
                     })?),
                 });
+        let params = match p.count_opt("screen_from")? {
+            None => params,
+            Some(k) => params.screening(Screening::from_examples(
+                usize::try_from(k).map_err(|_| Error::param("screen_from", k, "a count"))?,
+            )),
+        };
         let params = match p.count_opt("ipm_max_iter")? {
             None => params,
             Some(k) => {

@@ -8,6 +8,7 @@ pub mod layout;
 pub mod learner;
 pub mod oracle;
 pub mod params;
+pub mod screening;
 
 pub use backend::StructuredBackend;
 pub use bulwark_core::FeatureValues;
@@ -17,3 +18,4 @@ pub use ipm::{DsxIpmSettings, DsxIpmSettingsBuilder, IpmOutcome, Progress};
 pub use layout::Lp4;
 pub use learner::LpLearner;
 pub use params::{DsxLp, DsxLpParams, LpBackend};
+pub use screening::{Screening, ScreeningReport};

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::ipm::DsxIpmSettings;
+use crate::screening::Screening;
 
 /// Which solver answers LP (4) first (see [`crate::fit`] for the fallbacks after it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +68,9 @@ pub struct DsxLp {
     /// system reports available when it would start).
     #[serde(default)]
     pub(crate) fallback_memory: Option<u64>,
+    /// LP (4) on working sets of examples ([`crate::screening`]).
+    #[serde(default)]
+    pub(crate) screening: Screening,
 }
 
 fn yes() -> bool {
@@ -89,6 +93,7 @@ impl Default for DsxLpParams {
             fallback: true,
             ipm_settings: DsxIpmSettings::default(),
             fallback_memory: None,
+            screening: Screening::default(),
         })
     }
 }
@@ -179,6 +184,15 @@ impl DsxLpParams {
         self.0.fallback_memory = bytes;
         self
     }
+    /// Example screening: LP (4) solved on working sets of examples, grown until the answer is
+    /// certified optimal for every example ([`crate::screening`]; default off,
+    /// [`Screening::from_examples`] turns it on). The same optimum (to the tolerance) from smaller
+    /// LPs on tasks where most examples end with a zero loss;
+    /// [`crate::SolveDiagnostics::screening`] reports the rounds.
+    pub fn screening(mut self, s: Screening) -> Self {
+        self.0.screening = s;
+        self
+    }
 }
 
 /// A bad IPM setting as a parameter error naming `ipm_settings.<field>`.
@@ -219,6 +233,7 @@ impl ParamGuard for DsxLpParams {
         }
         p.values.check()?;
         p.ipm_settings.validate().map_err(settings_error)?;
+        p.screening.validate()?;
         Ok(p)
     }
     fn check(self) -> std::result::Result<DsxLp, Error> {

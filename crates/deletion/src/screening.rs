@@ -1,0 +1,384 @@
+//! Example screening: LP (4) solved on a working set of examples, grown until every example
+//! outside it has a zero loss at the answer — the same optimum, certified, from a smaller LP.
+//!
+//! An example whose worst-case margin stays above 1 at the optimum (`ξ_i = 0`, its row `a_i`
+//! inactive) has all its duals zero there: it could be left out of LP (4) without moving the
+//! optimum. On imbalanced and easy tasks (one class against the others) most examples are such,
+//! and their `(example, feature)` pairs, whose duals all tend to zero, make the central path
+//! long: LP (4) on only the examples with a loss takes a fraction of the iterations of the whole
+//! LP, to the same objective (`docs/design/deletion.md`, issue 20's sixth session, has the
+//! measurements). Screening is off by default ([`Screening::default`]).
+//!
+//! # Method
+//!
+//! A working set `W` starts as a class-stratified sample (every `k`-th example of each class,
+//! `k = round(1 / sample_fraction)`). Each round solves LP (4) on `W` with the chain of solvers
+//! of [`crate::fit`], then evaluates the closed-form worst-case value (`ξ_i` before the hinge:
+//! core's fractional knapsack, DSX eq. (7)) of every example at the answer `(w, b)`:
+//!
+//! - an example outside `W` with a positive value is a *violator*; examples outside `W` whose
+//!   value is above `−margin` join `W`;
+//! - after the first round only, the sample's examples whose value is below `−margin` leave `W`
+//!   (unless fewer than twice the features would stay: the next answer would fit them so closely
+//!   that most other examples joined); later rounds only add, so the rounds cannot cycle (a
+//!   working set that shrank again did, on Fashion-MNIST).
+//!
+//! The rounds stop when the answer is optimal for the whole LP: the certificate is the
+//! working set's dual solution extended by zeros (dual feasible for the whole LP: a left-out
+//! example's equations hold with `y = 0`, `z_ξ = 1`), whose objective `D_W` bounds the whole
+//! optimum from below, against the closed-form objective `P = Σ_i ξ_i(w, b)` over every example
+//! (`ξ_i` of a left-out example is 0 unless it is a violator). The whole LP's relative gap
+//! `(P − D_W) / (1 + P)` must meet the tolerance asked; the residuals are the working set's (the
+//! closed-form `α, λ, ξ` of a left-out example are exactly feasible). A violator with a
+//! loss that the gap cannot absorb starts another round.
+//!
+//! Screening gives up, and the whole LP is solved as one, when the working set would exceed
+//! `max_fraction` of the examples (the task is mostly examples with a loss, so a smaller LP
+//! saves little) or after `max_rounds` rounds; the fit reports the rounds it spent either way
+//! ([`crate::SolveDiagnostics::screening`]).
+
+use bulwark_core::{Dataset, DeletionScratch, Error, FeatureBudget, Sign};
+use bulwark_lp::Status;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{DeletionError, Result};
+use crate::fit::Solved;
+use crate::ipm::Progress;
+use crate::params::DsxLp;
+
+/// When and how LP (4) is solved on a working set of examples (module docs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Screening {
+    /// Smallest training set that is screened (default `usize::MAX`: never, see
+    /// [`Screening::from_examples`]).
+    pub min_examples: usize,
+    /// Fraction of each class in the first working set (default 1/16).
+    pub sample_fraction: f64,
+    /// Examples whose worst-case value is above `−margin` join the working set, those in it
+    /// below `−margin` leave it once (default 0.01).
+    pub margin: f64,
+    /// Largest working set as a fraction of the examples; beyond it the whole LP is solved
+    /// (default 0.5).
+    pub max_fraction: f64,
+    /// Most rounds before the whole LP is solved (default 8).
+    pub max_rounds: u32,
+}
+
+/// Off: screening is opt-in. The rounds are exact (module docs) but not yet reliably faster:
+/// `docs/design/deletion.md` has the cases where a round's working set grows to most of the
+/// examples, or a round is itself a long LP.
+impl Default for Screening {
+    fn default() -> Self {
+        Self {
+            min_examples: usize::MAX,
+            sample_fraction: 1.0 / 16.0,
+            margin: 0.01,
+            max_fraction: 0.5,
+            max_rounds: 8,
+        }
+    }
+}
+
+impl Screening {
+    /// Never screen: LP (4) on every example, as one LP (the default).
+    pub fn off() -> Self {
+        Self::default()
+    }
+
+    /// Screen training sets of at least `min_examples` examples, the other fields at their
+    /// defaults.
+    pub fn from_examples(min_examples: usize) -> Self {
+        Self {
+            min_examples,
+            ..Self::default()
+        }
+    }
+
+    /// Checks every field (an error names `screening.<field>`).
+    pub fn validate(&self) -> std::result::Result<(), Error> {
+        let bad = |f: &str, v: f64, why: &str| Err(Error::param(format!("screening.{f}"), v, why));
+        if !(self.sample_fraction > 0.0 && self.sample_fraction < 1.0) {
+            return bad(
+                "sample_fraction",
+                self.sample_fraction,
+                "a number in (0, 1)",
+            );
+        }
+        if !(self.margin.is_finite() && self.margin >= 0.0) {
+            return bad("margin", self.margin, "a finite number >= 0");
+        }
+        if !(self.max_fraction > 0.0 && self.max_fraction <= 1.0) {
+            return bad("max_fraction", self.max_fraction, "a number in (0, 1]");
+        }
+        if self.max_rounds == 0 {
+            return bad("max_rounds", 0.0, "at least 1");
+        }
+        Ok(())
+    }
+
+    /// Whether a training set of `m` examples is screened.
+    pub(crate) fn applies(&self, m: usize) -> bool {
+        m >= self.min_examples
+    }
+}
+
+/// What screening did in one fit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScreeningReport {
+    /// LPs solved on working sets.
+    pub rounds: u32,
+    /// Iterations of every solver attempt of those LPs.
+    pub iterations: u32,
+    /// Examples in each round's working set, in order.
+    pub working_sets: Vec<usize>,
+    /// Why screening gave up and the whole LP was solved (`None`: the answer is the last
+    /// working set's, certified for the whole LP).
+    pub gave_up: Option<String>,
+}
+
+impl ScreeningReport {
+    /// `screening: k rounds (working sets a, b, …; i iterations), <outcome>`, for messages.
+    pub fn describe(&self) -> String {
+        let sets: Vec<String> = self.working_sets.iter().map(usize::to_string).collect();
+        format!(
+            "screening: {} round(s) (working sets of {} examples; {} iterations), {}",
+            self.rounds,
+            sets.join(", "),
+            self.iterations,
+            match &self.gave_up {
+                Some(why) => format!("gave up: {why}; the whole LP solved"),
+                None => "certified for the whole LP".into(),
+            }
+        )
+    }
+}
+
+/// The working set of the first round: every `k`-th example of each class, in order.
+pub(crate) fn first_working_set(y: &[Sign], fraction: f64) -> Vec<bool> {
+    let k = (1.0 / fraction).round().max(1.0) as usize;
+    let mut seen = [0usize; 2];
+    y.iter()
+        .map(|s| {
+            let c = &mut seen[usize::from(*s == Sign::Pos)];
+            *c += 1;
+            (*c - 1) % k == 0
+        })
+        .collect()
+}
+
+/// The worst-case value (`ξ_i` before the hinge) of every example at `(w, b)`.
+pub(crate) fn worst_case_values(
+    budget: &FeatureBudget,
+    w: &[f64],
+    b: f64,
+    data: &Dataset,
+) -> std::result::Result<Vec<f64>, Error> {
+    let y = data.binary_labels()?;
+    let mut scratch = DeletionScratch::with_capacity(budget.n_features());
+    Ok((0..data.len())
+        .map(|i| {
+            budget
+                .worst_case_deletion(w, b, data.row(i), y[i], &mut scratch)
+                .value
+        })
+        .collect())
+}
+
+/// The next working set (module docs): returns the count of violators (examples outside the set
+/// with a positive value). `left` marks the examples that have left the set once; with `leave`
+/// false none leaves.
+pub(crate) fn next_working_set(
+    values: &[f64],
+    margin: f64,
+    in_set: &mut [bool],
+    left: &mut [bool],
+    leave: bool,
+) -> usize {
+    let mut violators = 0;
+    for ((v, inside), gone) in values.iter().zip(in_set.iter_mut()).zip(left.iter_mut()) {
+        if *inside {
+            if leave && *v < -margin && !*gone {
+                *inside = false;
+                *gone = true;
+            }
+        } else {
+            violators += usize::from(*v > 0.0);
+            *inside = *v > -margin;
+        }
+    }
+    violators
+}
+
+impl DsxLp {
+    /// LP (4) on `data` by screening (module docs): `Ok(Some(..))` with the certified answer,
+    /// `Ok(None)` when screening gave up (`report` says why; the caller solves the whole LP), or
+    /// the error of a round that was cancelled or ran out of time.
+    pub(crate) fn solve_screened(
+        &self,
+        data: &Dataset,
+        budget: &FeatureBudget,
+        mut progress: Option<Progress<'_>>,
+        report: &mut ScreeningReport,
+    ) -> Result<Option<Solved>> {
+        let s = &self.screening;
+        let m = data.len();
+        let y = data.require_two_classes()?;
+        let mut in_set = first_working_set(y, s.sample_fraction);
+        let mut left = vec![false; m];
+        let mut fallbacks = Vec::new();
+        let mut iterations = 0;
+        // the rounds' time in factorisations and solves, and their refinements
+        let (mut factor, mut solve, mut refinements) = (0.0, 0.0, 0);
+        loop {
+            let idx: Vec<usize> = (0..m).filter(|&i| in_set[i]).collect();
+            if idx.len() as f64 > s.max_fraction * m as f64 {
+                report.gave_up = Some(format!(
+                    "the working set would hold {} of {m} examples (more than {})",
+                    idx.len(),
+                    s.max_fraction
+                ));
+                return Ok(None);
+            }
+            if report.rounds == s.max_rounds {
+                report.gave_up = Some(format!(
+                    "{} rounds without a certified answer",
+                    s.max_rounds
+                ));
+                return Ok(None);
+            }
+            report.rounds += 1;
+            report.working_sets.push(idx.len());
+            let sub = data.select(&idx);
+            let round = report.rounds;
+            let solved = self.solve_whole(&sub, budget, progress.as_mut().map(|p| &mut **p as _));
+            let Solved {
+                model,
+                mut answer,
+                shape,
+            } = match solved {
+                Ok(one) => one,
+                Err(DeletionError::NotSolved {
+                    status: Status::TimeLimit,
+                    ..
+                }) => {
+                    return solved.map(|_| None);
+                }
+                Err(e) => {
+                    report.gave_up = Some(format!("round {round} not solved: {e}"));
+                    return Ok(None);
+                }
+            };
+            iterations += answer.iterations;
+            report.iterations = iterations;
+            factor += answer.run.factor_seconds;
+            solve += answer.run.solve_seconds;
+            refinements += answer.run.refinements;
+            fallbacks.extend(
+                std::mem::take(&mut answer.fallbacks)
+                    .into_iter()
+                    .map(|f| format!("screening round {round}: {f}")),
+            );
+            let values = worst_case_values(budget, model.weights(), model.bias(), data)?;
+            // the whole LP's objective at (w, b), and the working set's dual bound, as sums
+            // (the IPM's scale: c = 1 on every ξ_i)
+            let primal: f64 = values.iter().map(|v| v.max(0.0)).sum();
+            let dual = answer.run.dual_objective * idx.len() as f64;
+            let gap = (primal - dual).abs() / (1.0 + primal.abs());
+            // the first sample's examples with no loss leave after the first round, unless
+            // fewer than twice the features would stay (the next answer would fit them too
+            // closely); later rounds only add (a working set that shrinks again made the rounds
+            // cycle)
+            let stay = idx.iter().filter(|&&i| values[i] >= -s.margin).count();
+            let leave = round == 1 && stay >= 2 * (data.n_features() + 1);
+            let violators = next_working_set(&values, s.margin, &mut in_set, &mut left, leave);
+            if violators == 0 || gap <= self.tolerance {
+                answer.run.objective = primal / m as f64;
+                answer.run.dual_objective = dual / m as f64;
+                answer.run.gap = gap;
+                answer.run.factor_seconds = factor;
+                answer.run.solve_seconds = solve;
+                answer.run.refinements = refinements;
+                answer.iterations = iterations;
+                answer.fallbacks = fallbacks;
+                return Ok(Some(Solved {
+                    model,
+                    answer,
+                    shape,
+                }));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_working_set_samples_each_class() {
+        let y: Vec<Sign> = (0..40)
+            .map(|i| if i % 4 == 0 { Sign::Pos } else { Sign::Neg })
+            .collect();
+        let w = first_working_set(&y, 0.25);
+        // 10 positives (every 4th: 3 of them), 30 negatives (8 of them)
+        let pos = (0..40).filter(|&i| w[i] && y[i] == Sign::Pos).count();
+        let neg = (0..40).filter(|&i| w[i] && y[i] == Sign::Neg).count();
+        assert_eq!((pos, neg), (3, 8));
+        assert!(w[0] && w[1], "the first of each class is in");
+    }
+
+    #[test]
+    fn an_example_leaves_the_working_set_at_most_once() {
+        let mut inside = vec![true, false, false];
+        let mut left = vec![false; 3];
+        // example 0 inactive: leaves; 1 violates: joins; 2 just inside the margin: joins
+        let v = next_working_set(&[-1.0, 0.5, -0.005], 0.01, &mut inside, &mut left, true);
+        assert_eq!(v, 1);
+        assert_eq!(inside, vec![false, true, true]);
+        // 0 comes back, then is inactive again: it stays this time
+        next_working_set(&[0.2, 0.5, 0.1], 0.01, &mut inside, &mut left, true);
+        assert!(inside[0]);
+        next_working_set(&[-1.0, 0.5, 0.1], 0.01, &mut inside, &mut left, true);
+        assert!(inside[0], "an example leaves at most once");
+    }
+
+    #[test]
+    fn bad_settings_name_their_field() {
+        for (s, field) in [
+            (
+                Screening {
+                    sample_fraction: 1.0,
+                    ..Screening::default()
+                },
+                "sample_fraction",
+            ),
+            (
+                Screening {
+                    margin: f64::NAN,
+                    ..Screening::default()
+                },
+                "margin",
+            ),
+            (
+                Screening {
+                    max_fraction: 0.0,
+                    ..Screening::default()
+                },
+                "max_fraction",
+            ),
+            (
+                Screening {
+                    max_rounds: 0,
+                    ..Screening::default()
+                },
+                "max_rounds",
+            ),
+        ] {
+            let e = s.validate().unwrap_err().to_string();
+            assert!(e.contains(&format!("screening.{field}")), "{e}");
+        }
+        assert!(Screening::default().validate().is_ok());
+        assert!(!Screening::off().applies(usize::MAX - 1));
+    }
+}
