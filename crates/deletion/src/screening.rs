@@ -32,10 +32,14 @@
 //! closed-form `α, λ, ξ` of a left-out example are exactly feasible). A violator with a
 //! loss that the gap cannot absorb starts another round.
 //!
+//! Each round's LP has the fit's iteration and time limits, and its fallbacks (reported as
+//! `screening round k: …`); a round cancelled or out of time ends the fit.
+//!
 //! Screening gives up, and the whole LP is solved as one, when the working set would exceed
 //! `max_fraction` of the examples (the task is mostly examples with a loss, so a smaller LP
-//! saves little) or after `max_rounds` rounds; the fit reports the rounds it spent either way
-//! ([`crate::SolveDiagnostics::screening`]).
+//! saves little), after `max_rounds` rounds, or when a round is not solved; the fit reports the
+//! rounds it spent either way ([`crate::SolveDiagnostics::screening`], whose `gave_up` says why),
+//! and counts their iterations.
 
 use bulwark_core::{Dataset, DeletionScratch, Error, FeatureBudget, Sign};
 use bulwark_lp::Status;
