@@ -59,8 +59,8 @@ pub struct Screening {
     pub min_examples: usize,
     /// Fraction of each class in the first working set (default 1/16).
     pub sample_fraction: f64,
-    /// Examples whose worst-case value is above `−margin` join the working set, those in it
-    /// below `−margin` leave it once (default 0.01).
+    /// Examples whose worst-case value is above `−margin` join the working set; after the
+    /// first round, the first sample's examples below `−margin` leave it (default 0.01).
     pub margin: f64,
     /// Largest working set as a fraction of the examples; beyond it the whole LP is solved
     /// (default 0.5).
