@@ -456,6 +456,25 @@ fn train_screen_from_solves_on_working_sets_and_reports_the_rounds() {
     assert!((a - b).abs() <= 1e-6 * (1.0 + a), "{a} vs {b}");
     let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&model).unwrap()).unwrap();
     assert_eq!(file["hyper_parameters"]["screen_from"], 100);
+    // the first sample's fraction: a bad one, or one without screening, is a typed error
+    let mut a = args("100");
+    a.extend(["--screen-sample", "0.25"]);
+    let t = ok_json(&a);
+    assert!(t["screening_rounds"].as_f64().unwrap() >= 1.0, "{t}");
+    for (extra, what) in [
+        (
+            vec!["--screen-from", "100", "--screen-sample", "1.5"],
+            "screening.sample_fraction",
+        ),
+        (vec!["--screen-sample", "0.25"], "screen_sample"),
+    ] {
+        let mut a = args("");
+        a.extend(extra);
+        let o = bulwark(&a);
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(what), "{err}");
+    }
 }
 
 #[test]

@@ -89,6 +89,12 @@ impl Learner for LpLearner {
                 help: "solve LP (4) on working sets of examples, certified for every example, for training sets of at least K examples (default: off)",
             },
             ParamSpec {
+                name: "screen_sample",
+                kind: ParamKind::Float,
+                default: None,
+                help: "with screen_from: the fraction of each class in the first working set (default 1/16)",
+            },
+            ParamSpec {
                 name: "fallback_memory_mib",
                 kind: ParamKind::Count,
                 default: None,
@@ -140,10 +146,25 @@ impl Learner for LpLearner {
                     })?),
                 });
         let params = match p.count_opt("screen_from")? {
-            None => params,
-            Some(k) => params.screening(Screening::from_examples(
-                usize::try_from(k).map_err(|_| Error::param("screen_from", k, "a count"))?,
-            )),
+            None => {
+                if let Some(f) = p.float_opt("screen_sample")? {
+                    return Err(Error::param(
+                        "screen_sample",
+                        f,
+                        "only with screen_from (screening is off)",
+                    ));
+                }
+                params
+            }
+            Some(k) => {
+                let mut s = Screening::from_examples(
+                    usize::try_from(k).map_err(|_| Error::param("screen_from", k, "a count"))?,
+                );
+                if let Some(f) = p.float_opt("screen_sample")? {
+                    s.sample_fraction = f;
+                }
+                params.screening(s)
+            }
         };
         let params = match p.count_opt("ipm_max_iter")? {
             None => params,
