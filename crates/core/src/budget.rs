@@ -450,6 +450,17 @@ impl FeatureBudget {
 
     /// Mean worst-case deletion loss over a data set: the objective of LP (4) at `(w, b)`.
     pub fn mean_worst_case_loss(&self, w: &[f64], b: f64, data: &crate::Dataset) -> Result<f64> {
+        let sum: f64 = self
+            .worst_case_values(w, b, data)?
+            .iter()
+            .map(|v| v.max(0.0))
+            .sum();
+        Ok(sum / data.len().max(1) as f64)
+    }
+
+    /// The worst-case value of every example at `(w, b)` ([`WorstCase::value`]: `ξ_i` of LP (4)
+    /// before the hinge), in order.
+    pub fn worst_case_values(&self, w: &[f64], b: f64, data: &crate::Dataset) -> Result<Vec<f64>> {
         if w.len() != self.n_features() || data.n_features() != self.n_features() {
             return Err(Error::shape(
                 "budget features vs model/data features",
@@ -459,13 +470,12 @@ impl FeatureBudget {
         }
         let y = data.binary_labels()?;
         let mut scratch = DeletionScratch::with_capacity(self.n_features());
-        let sum: f64 = (0..data.len())
+        Ok((0..data.len())
             .map(|i| {
                 self.worst_case_deletion(w, b, data.row(i), y[i], &mut scratch)
-                    .loss
+                    .value
             })
-            .sum();
-        Ok(sum / data.len().max(1) as f64)
+            .collect())
     }
 }
 

@@ -41,7 +41,7 @@
 //! rounds it spent either way ([`crate::SolveDiagnostics::screening`], whose `gave_up` says why),
 //! and counts their iterations.
 
-use bulwark_core::{Dataset, DeletionScratch, Error, FeatureBudget, Sign};
+use bulwark_core::{Dataset, Error, FeatureBudget, Sign};
 use bulwark_lp::Status;
 use serde::{Deserialize, Serialize};
 
@@ -171,24 +171,6 @@ pub(crate) fn first_working_set(y: &[Sign], fraction: f64) -> Vec<bool> {
         .collect()
 }
 
-/// The worst-case value (`ξ_i` before the hinge) of every example at `(w, b)`.
-pub(crate) fn worst_case_values(
-    budget: &FeatureBudget,
-    w: &[f64],
-    b: f64,
-    data: &Dataset,
-) -> std::result::Result<Vec<f64>, Error> {
-    let y = data.binary_labels()?;
-    let mut scratch = DeletionScratch::with_capacity(budget.n_features());
-    Ok((0..data.len())
-        .map(|i| {
-            budget
-                .worst_case_deletion(w, b, data.row(i), y[i], &mut scratch)
-                .value
-        })
-        .collect())
-}
-
 /// The next working set (module docs): returns the count of violators (examples outside the set
 /// with a positive value). `left` marks the examples that have left the set once; with `leave`
 /// false none leaves.
@@ -231,7 +213,6 @@ impl DsxLp {
         let mut in_set = first_working_set(y, s.sample_fraction);
         let mut left = vec![false; m];
         let mut fallbacks = Vec::new();
-        let mut iterations = 0;
         // the rounds' time in factorisations and solves, and their refinements
         let (mut factor, mut solve, mut refinements) = (0.0, 0.0, 0);
         loop {
@@ -273,8 +254,7 @@ impl DsxLp {
                     return Ok(None);
                 }
             };
-            iterations += answer.iterations;
-            report.iterations = iterations;
+            report.iterations += answer.iterations;
             factor += answer.run.factor_seconds;
             solve += answer.run.solve_seconds;
             refinements += answer.run.refinements;
@@ -283,7 +263,7 @@ impl DsxLp {
                     .into_iter()
                     .map(|f| format!("screening round {round}: {f}")),
             );
-            let values = worst_case_values(budget, model.weights(), model.bias(), data)?;
+            let values = budget.worst_case_values(model.weights(), model.bias(), data)?;
             // the whole LP's objective at (w, b), and the working set's dual bound, as sums
             // (the IPM's scale: c = 1 on every ξ_i)
             let primal: f64 = values.iter().map(|v| v.max(0.0)).sum();
@@ -303,7 +283,7 @@ impl DsxLp {
                 answer.run.factor_seconds = factor;
                 answer.run.solve_seconds = solve;
                 answer.run.refinements = refinements;
-                answer.iterations = iterations;
+                answer.iterations = report.iterations;
                 answer.fallbacks = fallbacks;
                 return Ok(Some(Solved {
                     model,
