@@ -449,11 +449,14 @@ fn train_screen_from_solves_on_working_sets_and_reports_the_rounds() {
     // answer (certified, or the whole LP's after giving up) is the same optimum
     assert!(t["screening_rounds"].as_f64().unwrap() >= 1.0, "{t}");
     assert_eq!(t["converged"], true, "{t}");
-    let (a, b) = (
+    let (a_whole, b) = (
         whole["objective"].as_f64().unwrap(),
         t["objective"].as_f64().unwrap(),
     );
-    assert!((a - b).abs() <= 1e-6 * (1.0 + a), "{a} vs {b}");
+    assert!(
+        (a_whole - b).abs() <= 1e-6 * (1.0 + a_whole),
+        "{a_whole} vs {b}"
+    );
     let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&model).unwrap()).unwrap();
     assert_eq!(file["hyper_parameters"]["screen_from"], 100);
     // the first sample's fraction: a bad one, or one without screening, is a typed error
@@ -461,6 +464,22 @@ fn train_screen_from_solves_on_working_sets_and_reports_the_rounds() {
     a.extend(["--screen-sample", "0.25"]);
     let t = ok_json(&a);
     assert!(t["screening_rounds"].as_f64().unwrap() >= 1.0, "{t}");
+    // a first sample of half the examples is over the working set's limit: screening gives up,
+    // the whole LP answers, and the fallbacks and a warning say why
+    let mut a = args("100");
+    a.extend(["--screen-sample", "0.5"]);
+    let o = bulwark(&a);
+    assert!(o.status.success(), "{o:?}");
+    let t: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(t["screening_gave_up"], 1.0, "{t}");
+    assert_eq!(t["solver"], "dsx-ipm", "{t}");
+    let why = t["fallbacks"][0].as_str().unwrap();
+    assert!(why.contains("285 of 569 examples"), "{why}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains(why), "{o:?}");
+    assert!(
+        (t["objective"].as_f64().unwrap() - a_whole).abs() <= 1e-6,
+        "{t}"
+    );
     for (extra, what) in [
         (
             vec!["--screen-from", "100", "--screen-sample", "1.5"],

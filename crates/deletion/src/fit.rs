@@ -413,19 +413,26 @@ impl DsxLp {
             return Ok((self.solve_whole(data, budget, progress)?, None));
         }
         let mut report = ScreeningReport::default();
+        let mut before = Vec::new();
         let p = progress.as_mut().map(|p| &mut **p as _);
-        if let Some(solved) = self.solve_screened(data, budget, p, &mut report)? {
+        if let Some(solved) = self.solve_screened(data, budget, p, &mut report, &mut before)? {
             return Ok((solved, Some(report)));
         }
-        // screening gave up: the whole LP, with the rounds' iterations counted
+        // screening gave up: the whole LP, with the rounds' iterations counted; the attempt
+        // that did not answer (the rounds' own fallbacks, then what screening did) comes first
+        // among the fallbacks, where the user looks
+        before.push(report.describe());
         match self.solve_whole(data, budget, progress) {
             Ok(mut solved) => {
                 solved.answer.iterations += report.iterations;
+                before.append(&mut solved.answer.fallbacks);
+                solved.answer.fallbacks = before;
                 Ok((solved, Some(report)))
             }
             Err(mut e) => {
                 if let DeletionError::NotSolved { fallbacks, .. } = &mut e {
-                    fallbacks.insert(0, report.describe());
+                    before.append(fallbacks);
+                    *fallbacks = before;
                 }
                 Err(e)
             }

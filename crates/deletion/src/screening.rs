@@ -39,7 +39,9 @@
 //! `max_fraction` of the examples (the task is mostly examples with a loss, so a smaller LP
 //! saves little), after `max_rounds` rounds, or when a round is not solved; the fit reports the
 //! rounds it spent either way ([`crate::SolveDiagnostics::screening`], whose `gave_up` says why),
-//! and counts their iterations.
+//! and counts their iterations; a give-up is also the first of the fit's fallbacks
+//! ([`ScreeningReport::describe`], after the rounds' own), so `FitReport::summary` and the CLI
+//! show it.
 
 use bulwark_core::{Dataset, Error, FeatureBudget, Sign};
 use bulwark_lp::Status;
@@ -142,18 +144,22 @@ pub struct ScreeningReport {
 }
 
 impl ScreeningReport {
-    /// `screening: k rounds (working sets a, b, …; i iterations), <outcome>`, for messages.
+    /// `screening: k rounds (working sets a, b, …; i iterations), <outcome>`, for messages
+    /// (`screening: before a round, gave up: <why>; …` when no round was solved).
     pub fn describe(&self) -> String {
+        let outcome = match &self.gave_up {
+            Some(why) => format!("gave up: {why}; the whole LP solved"),
+            None => "certified for the whole LP".into(),
+        };
+        if self.rounds == 0 {
+            return format!("screening: before a round, {outcome}");
+        }
         let sets: Vec<String> = self.working_sets.iter().map(usize::to_string).collect();
         format!(
-            "screening: {} round(s) (working sets of {} examples; {} iterations), {}",
+            "screening: {} round(s) (working sets of {} examples; {} iterations), {outcome}",
             self.rounds,
             sets.join(", "),
             self.iterations,
-            match &self.gave_up {
-                Some(why) => format!("gave up: {why}; the whole LP solved"),
-                None => "certified for the whole LP".into(),
-            }
         )
     }
 }
@@ -199,20 +205,21 @@ pub(crate) fn next_working_set(
 impl DsxLp {
     /// LP (4) on `data` by screening (module docs): `Ok(Some(..))` with the certified answer,
     /// `Ok(None)` when screening gave up (`report` says why; the caller solves the whole LP), or
-    /// the error of a round that was cancelled or ran out of time.
+    /// the error of a round that was cancelled or ran out of time. The rounds' fallbacks are
+    /// appended to `fallbacks` (each `screening round k: …`), also when screening gives up.
     pub(crate) fn solve_screened(
         &self,
         data: &Dataset,
         budget: &FeatureBudget,
         mut progress: Option<Progress<'_>>,
         report: &mut ScreeningReport,
+        fallbacks: &mut Vec<String>,
     ) -> Result<Option<Solved>> {
         let s = &self.screening;
         let m = data.len();
         let y = data.require_two_classes()?;
         let mut in_set = first_working_set(y, s.sample_fraction);
         let mut left = vec![false; m];
-        let mut fallbacks = Vec::new();
         // the rounds' time in factorisations and solves, and their refinements
         let (mut factor, mut solve, mut refinements) = (0.0, 0.0, 0);
         loop {
@@ -284,7 +291,7 @@ impl DsxLp {
                 answer.run.solve_seconds = solve;
                 answer.run.refinements = refinements;
                 answer.iterations = report.iterations;
-                answer.fallbacks = fallbacks;
+                answer.fallbacks = std::mem::take(fallbacks);
                 return Ok(Some(Solved {
                     model,
                     answer,
