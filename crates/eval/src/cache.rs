@@ -182,7 +182,8 @@ impl UnitCache {
             .map(|(k, (s, _))| (k, *s))
             .collect();
         parts.sort_by(|a, b| a.0.cmp(b.0));
-        parts.iter().map(|(_, s)| s).sum()
+        // (+ 0.0: an empty sum of f64 is -0.0)
+        parts.iter().map(|(_, s)| s).sum::<f64>() + 0.0
     }
 }
 
