@@ -13,7 +13,9 @@
 //! box and the solver that answered (with any fallback), so the report needs no typed-in facts.
 //! Also `mnist-like-2000x784`, and any `dense-MxN` (N = 10) or `sparse-MxN-DENSITY`
 //! (non-negative, N = 50) of the same generator. `LP_BENCH_LOG=1` prints the iteration log on
-//! stderr, `LP_BENCH_REPEAT=k` solves `k` times.
+//! stderr, `LP_BENCH_REPEAT=k` solves `k` times. The real image cases (`LP_BENCH_FASHION` names
+//! Fashion-MNIST's training images): `fashion-0v6`, `fashion-0-vs-rest`, and
+//! `fashion-0-vs-rest-screened` (the same LP with example screening from a 1/32 sample).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a benchmark runner reports on stdout (log: stderr)
 
@@ -22,8 +24,11 @@ use std::time::Instant;
 
 use bulwark_core::{CsrMatrix, Dataset, FeatureBudget, Features};
 use bulwark_data::{BinaryTask, Scaler, ScalingKind};
-use bulwark_deletion::{DsxLpParams, FeatureValues, Lp4, LpBackend};
+use bulwark_deletion::{DsxLpParams, FeatureValues, Lp4, LpBackend, Screening};
 use bulwark_lp::LpProblem;
+
+/// The first working set's fraction of each class in `fashion-0-vs-rest-screened`.
+const SCREEN_SAMPLE: f64 = 1.0 / 32.0;
 
 #[path = "../tests/common/instance.rs"]
 mod instance;
@@ -218,7 +223,8 @@ fn main() {
         println!(
             "usage: lp_bench <case> [<out.json>] [<lp.mps>]\n\
              cases: dense-1000x100, mnist-like-10000x784, mnist-like-2000x784, spambase, dense-MxN, \
-             sparse-MxN-DENSITY, fashion-0v6 (T-shirt vs shirt), fashion-0-vs-rest\n\
+             sparse-MxN-DENSITY, fashion-0v6 (T-shirt vs shirt), fashion-0-vs-rest, \
+             fashion-0-vs-rest-screened\n\
              env: LP_BENCH_LOG=1 (iteration log on stderr), LP_BENCH_REPEAT=k, LP_BENCH_MPS_ONLY=1, \
              LP_BENCH_FASHION=train-images-idx3-ubyte.gz (the fashion cases), \
              LP_BENCH_TIME_LIMIT=seconds (each solver attempt), LP_BENCH_NO_FALLBACK=1"
@@ -235,7 +241,9 @@ fn main() {
         "dense-1000x100" => (1000, 100, 1.0, false, 10.0),
         "mnist-like-10000x784" => (10000, 784, 0.19, true, 50.0),
         "mnist-like-2000x784" => (2000, 784, 0.19, true, 50.0),
-        "fashion-0v6" | "fashion-0-vs-rest" => (0, 0, 0.0, true, 50.0),
+        "fashion-0v6" | "fashion-0-vs-rest" | "fashion-0-vs-rest-screened" => {
+            (0, 0, 0.0, true, 50.0)
+        }
         other => {
             // `dense-MxN` / `sparse-MxN-DENSITY`: other shapes of the same generator
             let parts: Vec<&str> = other.split(['-', 'x']).collect();
@@ -262,6 +270,12 @@ fn main() {
         fashion(&BinaryTask::Pair("0".into(), "6".into()))
     } else if case == "fashion-0-vs-rest" {
         fashion(&BinaryTask::Positive("0".into()))
+    } else if case == "fashion-0-vs-rest-screened" {
+        let (d, source) = fashion(&BinaryTask::Positive("0".into()));
+        let source = format!(
+            "{source}; example screening (opt-in, `--screen-from 0 --screen-sample {SCREEN_SAMPLE}`)"
+        );
+        (d, source)
     } else {
         (
             instance(m, n, density, nonneg, 2026),
@@ -288,6 +302,16 @@ fn main() {
         .c(c)
         .values(FeatureValues::Uniform)
         .backend(LpBackend::Structured);
+    // the screened case: working sets of examples from a 1/32 sample (`bulwark train --algo lp
+    // --screen-from 0 --screen-sample 0.03125`); the default 1/16 sample's first LP is itself a
+    // one-against-the-rest LP over the default iteration limit
+    if case == "fashion-0-vs-rest-screened" {
+        params = params.screening(Screening {
+            min_examples: 0,
+            sample_fraction: SCREEN_SAMPLE,
+            ..Screening::default()
+        });
+    }
     // LP_BENCH_NO_FALLBACK=1: the structured IPM alone (its failure is the runner's error)
     if std::env::var_os("LP_BENCH_NO_FALLBACK").is_some() {
         params = params.fallback(false);
@@ -383,7 +407,7 @@ fn main() {
     let iters = fitted.report.iterations.unwrap_or(0);
     let xtdx = xtdx_seconds(m, n, 3);
     let json = format!(
-        "{{\"case\":\"{case}\",\"data\":{},\"solver\":{},\"fallbacks\":{},\"budget\":{budget},\"c\":{c},\"values\":\"uniform\",\"converged\":{},\"cpu_seconds\":{cpu_seconds:.3},\"cpu_per_wall\":{:.3},\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{},\"refinements\":{}}}",
+        "{{\"case\":\"{case}\",\"data\":{},\"solver\":{},\"fallbacks\":{},\"budget\":{budget},\"c\":{c},\"values\":\"uniform\",\"converged\":{},\"cpu_seconds\":{cpu_seconds:.3},\"cpu_per_wall\":{:.3},\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{},\"refinements\":{},\"screening_rounds\":{}}}",
         json_str(&source),
         json_str(&solver),
         json_str(&fallbacks),
@@ -413,6 +437,12 @@ fn main() {
             .report
             .details
             .get("refinements")
+            .copied()
+            .unwrap_or(0.0),
+        fitted
+            .report
+            .details
+            .get("screening_rounds")
             .copied()
             .unwrap_or(0.0),
     );
