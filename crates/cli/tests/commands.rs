@@ -459,6 +459,15 @@ fn train_screen_from_solves_on_working_sets_and_reports_the_rounds() {
     );
     let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&model).unwrap()).unwrap();
     assert_eq!(file["hyper_parameters"]["screen_from"], 100);
+    // the text report says what screening did
+    let text: Vec<&str> = args("100").into_iter().filter(|a| *a != "--json").collect();
+    let o = bulwark(&text);
+    assert!(o.status.success(), "{o:?}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("screening") && stdout.contains("on working sets of examples"),
+        "{stdout}"
+    );
     // the first sample's fraction: a bad one, or one without screening, is a typed error
     let mut a = args("100");
     a.extend(["--screen-sample", "0.25"]);

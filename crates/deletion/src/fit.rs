@@ -657,7 +657,7 @@ impl DsxLpParams {
             ("refinements", f64::from(d.refinements)),
             (
                 "screening_rounds",
-                d.screening.iter().map(|r| f64::from(r.rounds)).sum(),
+                f64::from(d.screening.iter().map(|r| r.rounds).sum::<u32>()),
             ),
             (
                 "screening_gave_up",

@@ -219,6 +219,18 @@ pub(crate) fn run(
         if let Some(k) = r.details.get("rounds") {
             writeln!(out, "rounds          {k}")?;
         }
+        // example screening (LP): how many working-set LPs, and whether their answer stands
+        if let Some(&k) = r.details.get("screening_rounds").filter(|k| **k > 0.0) {
+            let outcome = if r.details.get("screening_gave_up").is_some_and(|g| *g > 0.0) {
+                "gave up, the whole LP solved (see the solver line)"
+            } else {
+                "certified for the whole LP"
+            };
+            writeln!(
+                out,
+                "screening       {k} LP(s) on working sets of examples, {outcome}"
+            )?;
+        }
         if r.details
             .get("stopped_by_weak_learner")
             .is_some_and(|b| *b != 0.0)
