@@ -32,7 +32,8 @@ impl DsxSystem<'_> {
     /// Numeric factorisation of `H + δI` for new scalings. No allocation.
     ///
     /// Work: `O(nnz)` for the per-example closed form, then the Schur update
-    /// (`2 m (n+1)²` flops with [`SchurKernel::DenseGemm`], `2 Σ|S_i|(|S_i|+1)` with
+    /// (`2 m (n+1)²` flops with [`SchurKernel::DenseGemm`], in two column bands of `S` on two
+    /// threads when `threads ≥ 2`; `2 Σ|S_i|(|S_i|+1)` with
     /// [`SchurKernel::SparseScatter`], cache-blocked: chunks of examples × column bands of
     /// `S`, two threads on disjoint bands when `par` allows), then `(n+1)³/3` for the
     /// Cholesky of `S`. The sparse-scatter result does not depend on `par` (bit-identical).

@@ -1,9 +1,10 @@
 //! Forming the Schur complement `S` onto `(w, b)` (DSX eq. (16), closed form): the driver, its
 //! diagonal and `b` row, and the dense GEMM kernel ([`SchurKernel::DenseGemm`]).
 
+use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri_matmul};
 use faer::prelude::ReborrowMut;
-use faer::{Accum, MatMut, MatRef};
+use faer::{Accum, MatMut, MatRef, Par};
 
 use super::example::{Shared, factor_range};
 use super::{DsxScalings, DsxSystem, SchurKernel};
@@ -59,12 +60,14 @@ impl DsxSystem<'_> {
         Ok(self.finish_schur(sc, sbb))
     }
 
-    /// The dense GEMM kernel (BLAS-3 on blocks of `chunk_rows` examples); adds `Σ τ_i` to
-    /// `sbb`.
+    /// The dense GEMM kernel (BLAS-3 on blocks of `chunk_rows` examples; with two threads the
+    /// per-example pass of each block runs in two halves and a large block's update of `S` in
+    /// two column bands, [`syrk_bands`]); adds `Σ τ_i` to `sbb`.
     fn schur_gemm(&mut self, sc: &DsxScalings<'_>, sbb: &mut f64) -> Result<()> {
         let n = self.n;
         let n1 = n + 1;
-        // With `Par::Rayon` the per-example pass of each block runs on two threads.
+        // with two threads, the per-example pass of each block and its update of `S` each run
+        // on both (the same bits as one thread)
         let split = self.settings.threads >= 2;
         let chunk = self.settings.chunk_rows.min(self.m).max(1);
         let sh = Shared {
@@ -123,32 +126,101 @@ impl DsxSystem<'_> {
             let smat = MatMut::from_column_major_slice_mut(&mut self.s, n1, n1);
             let g2 = MatRef::from_column_major_slice(&self.g2[..n * c], n, c);
             let g1 = MatRef::from_column_major_slice(&self.g1[..n * c], n, c);
-            let mut sww = smat.submatrix_mut(0, 0, n, n);
-            // S_ww += G2 G2ᵀ − G1 G1ᵀ (lower triangles): BLAS-3.
+            // S_ww += G2 G2ᵀ − G1 G1ᵀ (lower triangle): BLAS-3, in two column bands on two
+            // threads (faer's own parallel kernels would not give the same bits for every
+            // thread count; the bands do)
+            syrk_bands(smat.submatrix_mut(0, 0, n, n), g2, g1, split);
+            i0 = i1;
+        }
+        Ok(())
+    }
+}
+
+/// The first band's share of the columns of `S_ww`: its triangle and the rectangle below it
+/// are as much work as the other band's triangle when the band holds `1 − 1/√2` of the columns.
+const FIRST_BAND: f64 = 1.0 - std::f64::consts::FRAC_1_SQRT_2;
+
+/// Below this many `n² · c` (about the multiply-adds of one block's update), the update of `S`
+/// is one kernel call per term on one thread: a second thread costs more than it saves
+/// (measured: `dense-1000x100`, `spambase`).
+const BANDS_MIN_WORK: usize = 1 << 24;
+
+/// `S += G2 G2ᵀ − G1 G1ᵀ` on the lower triangle of the square `S`. For a large block, in two
+/// column bands of about equal work — the first `j` columns (their triangle, then the rectangle
+/// below it) and the rest (its triangle) — on two threads when `split`, else one after the
+/// other. Each entry is computed by the same sequential kernel call either way, so the result
+/// depends on the shape only, never on `split`.
+fn syrk_bands(sww: MatMut<'_, f64>, g2: MatRef<'_, f64>, g1: MatRef<'_, f64>, split: bool) {
+    let n = sww.nrows();
+    if n * n * g2.ncols() < BANDS_MIN_WORK {
+        let mut sww = sww;
+        for (g, alpha) in [(g2, 1.0), (g1, -1.0)] {
             tri_matmul(
                 sww.rb_mut(),
                 BlockStructure::TriangularLower,
                 Accum::Add,
-                g2,
+                g,
                 BlockStructure::Rectangular,
-                g2.transpose(),
+                g.transpose(),
                 BlockStructure::Rectangular,
-                1.0,
-                self.settings.par,
+                alpha,
+                Par::Seq,
             );
+        }
+        return;
+    }
+    let j = ((n as f64) * FIRST_BAND).round() as usize;
+    let (left, right) = sww.split_at_col_mut(j);
+    let (mut top, mut below) = left.split_at_row_mut(j);
+    let mut corner = right.subrows_mut(j, n - j);
+    let mut band1 = move || {
+        for (g, alpha) in [(g2, 1.0), (g1, -1.0)] {
+            let (g_top, g_bot) = g.split_at_row(j);
             tri_matmul(
-                sww,
+                top.rb_mut(),
                 BlockStructure::TriangularLower,
                 Accum::Add,
-                g1,
+                g_top,
                 BlockStructure::Rectangular,
-                g1.transpose(),
+                g_top.transpose(),
                 BlockStructure::Rectangular,
-                -1.0,
-                self.settings.par,
+                alpha,
+                Par::Seq,
             );
-            i0 = i1;
+            matmul(
+                below.rb_mut(),
+                Accum::Add,
+                g_bot,
+                g_top.transpose(),
+                alpha,
+                Par::Seq,
+            );
         }
-        Ok(())
+    };
+    let mut band2 = move || {
+        for (g, alpha) in [(g2, 1.0), (g1, -1.0)] {
+            let g_bot = g.split_at_row(j).1;
+            tri_matmul(
+                corner.rb_mut(),
+                BlockStructure::TriangularLower,
+                Accum::Add,
+                g_bot,
+                BlockStructure::Rectangular,
+                g_bot.transpose(),
+                BlockStructure::Rectangular,
+                alpha,
+                Par::Seq,
+            );
+        }
+    };
+    if split {
+        std::thread::scope(|scope| {
+            let h = scope.spawn(band2);
+            band1();
+            h.join().expect("Schur band worker panicked");
+        });
+    } else {
+        band1();
+        band2();
     }
 }
