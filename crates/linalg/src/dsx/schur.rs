@@ -129,7 +129,13 @@ impl DsxSystem<'_> {
             // S_ww += G2 G2ᵀ − G1 G1ᵀ (lower triangle): BLAS-3, in two column bands on two
             // threads (faer's own parallel kernels would not give the same bits for every
             // thread count; the bands do)
-            syrk_bands(smat.submatrix_mut(0, 0, n, n), g2, g1, split);
+            syrk_bands(
+                smat.submatrix_mut(0, 0, n, n),
+                g2,
+                g1,
+                split,
+                self.settings.par,
+            );
             i0 = i1;
         }
         Ok(())
@@ -145,14 +151,21 @@ const FIRST_BAND: f64 = 1.0 - std::f64::consts::FRAC_1_SQRT_2;
 /// (measured: `dense-1000x100`, `spambase`).
 const BANDS_MIN_WORK: usize = 1 << 24;
 
-/// `S += G2 G2ᵀ − G1 G1ᵀ` on the lower triangle of the square `S`. For a large block, in two
-/// column bands of about equal work — the first `j` columns (their triangle, then the rectangle
-/// below it) and the rest (its triangle) — on two threads when `split`, else one after the
-/// other. Each entry is computed by the same sequential kernel call either way, so the result
-/// depends on the shape only, never on `split`.
-fn syrk_bands(sww: MatMut<'_, f64>, g2: MatRef<'_, f64>, g1: MatRef<'_, f64>, split: bool) {
+/// `S += G2 G2ᵀ − G1 G1ᵀ` on the lower triangle of the square `S`. With `par = Par::Seq` and a
+/// large block, in two column bands of about equal work — the first `j` columns (their
+/// triangle, then the rectangle below it) and the rest (its triangle) — on two threads when
+/// `split`, else one after the other. Each entry is computed by the same sequential kernel call
+/// either way, so the result depends on the shape only, never on `split`. Otherwise one faer
+/// call per term with `par` (faer's parallel kernels, when asked for).
+fn syrk_bands(
+    sww: MatMut<'_, f64>,
+    g2: MatRef<'_, f64>,
+    g1: MatRef<'_, f64>,
+    split: bool,
+    par: Par,
+) {
     let n = sww.nrows();
-    if n * n * g2.ncols() < BANDS_MIN_WORK {
+    if par != Par::Seq || n * n * g2.ncols() < BANDS_MIN_WORK {
         let mut sww = sww;
         for (g, alpha) in [(g2, 1.0), (g1, -1.0)] {
             tri_matmul(
@@ -164,7 +177,7 @@ fn syrk_bands(sww: MatMut<'_, f64>, g2: MatRef<'_, f64>, g1: MatRef<'_, f64>, sp
                 g.transpose(),
                 BlockStructure::Rectangular,
                 alpha,
-                Par::Seq,
+                par,
             );
         }
         return;
