@@ -168,17 +168,7 @@ fn syrk_bands(
     if par != Par::Seq || n * n * g2.ncols() < BANDS_MIN_WORK {
         let mut sww = sww;
         for (g, alpha) in [(g2, 1.0), (g1, -1.0)] {
-            tri_matmul(
-                sww.rb_mut(),
-                BlockStructure::TriangularLower,
-                Accum::Add,
-                g,
-                BlockStructure::Rectangular,
-                g.transpose(),
-                BlockStructure::Rectangular,
-                alpha,
-                par,
-            );
+            syrk_lower(sww.rb_mut(), g, alpha, par);
         }
         return;
     }
@@ -189,17 +179,7 @@ fn syrk_bands(
     let mut band1 = move || {
         for (g, alpha) in [(g2, 1.0), (g1, -1.0)] {
             let (g_top, g_bot) = g.split_at_row(j);
-            tri_matmul(
-                top.rb_mut(),
-                BlockStructure::TriangularLower,
-                Accum::Add,
-                g_top,
-                BlockStructure::Rectangular,
-                g_top.transpose(),
-                BlockStructure::Rectangular,
-                alpha,
-                Par::Seq,
-            );
+            syrk_lower(top.rb_mut(), g_top, alpha, Par::Seq);
             matmul(
                 below.rb_mut(),
                 Accum::Add,
@@ -212,18 +192,7 @@ fn syrk_bands(
     };
     let mut band2 = move || {
         for (g, alpha) in [(g2, 1.0), (g1, -1.0)] {
-            let g_bot = g.split_at_row(j).1;
-            tri_matmul(
-                corner.rb_mut(),
-                BlockStructure::TriangularLower,
-                Accum::Add,
-                g_bot,
-                BlockStructure::Rectangular,
-                g_bot.transpose(),
-                BlockStructure::Rectangular,
-                alpha,
-                Par::Seq,
-            );
+            syrk_lower(corner.rb_mut(), g.split_at_row(j).1, alpha, Par::Seq);
         }
     };
     if split {
@@ -236,4 +205,19 @@ fn syrk_bands(
         band1();
         band2();
     }
+}
+
+/// `dst += α G Gᵀ` on the lower triangle of the square `dst` (one faer call).
+fn syrk_lower(dst: MatMut<'_, f64>, g: MatRef<'_, f64>, alpha: f64, par: Par) {
+    tri_matmul(
+        dst,
+        BlockStructure::TriangularLower,
+        Accum::Add,
+        g,
+        BlockStructure::Rectangular,
+        g.transpose(),
+        BlockStructure::Rectangular,
+        alpha,
+        par,
+    );
 }
