@@ -280,8 +280,9 @@ impl DsxLp {
             // fewer than twice the features would stay (the next answer would fit them too
             // closely); later rounds only add (a working set that shrinks again made the rounds
             // cycle)
-            let stay = idx.iter().filter(|&&i| values[i] >= -s.margin).count();
-            let leave = round == 1 && stay >= 2 * (data.n_features() + 1);
+            let leave = round == 1
+                && idx.iter().filter(|&&i| values[i] >= -s.margin).count()
+                    >= 2 * (data.n_features() + 1);
             let violators = next_working_set(&values, s.margin, &mut in_set, &mut left, leave);
             if violators == 0 || gap <= self.tolerance {
                 answer.run.objective = primal / m as f64;
