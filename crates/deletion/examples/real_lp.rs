@@ -13,7 +13,7 @@
 //! library's, off), `SCREEN_SAMPLE`, `SCREEN_MARGIN` set its fields.
 //! `SPARSE=1` stores the task as CSR (LP (4) then drops the zero entries' pairs).
 //! `LOG=1` prints the iteration log on stderr; `START`, `ETA`, `SIGMA`, `MEHR`, `MAXCORR`,
-//! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG`, `ROUNDS`, `PROUND` (`primal_rounding`) and `STATIC`
+//! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG`, `ROUNDS`, `CERTIFY` (`certify_within`), `PROUND` (`primal_rounding`) and `STATIC`
 //! override the `DsxIpmSettings` fields of the same meaning; `JITTER=e` multiplies every non-zero
 //! by `1 + e·(u − 1/2)` with `u` from a fixed hash (breaks ties in the data).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -124,6 +124,9 @@ fn main() {
     if let Some(v) = env("ROUNDS") {
         st.max_refinements = v as usize;
     }
+    if let Some(v) = env("CERTIFY") {
+        st.certify_within = v;
+    }
     // `ENGINE=1`: the fallback engine (`hsd-engine/structured`) instead; `MAXIT=k`: its limit
     let backend = if std::env::var_os("ENGINE").is_some() {
         LpBackend::EngineStructured
@@ -195,6 +198,11 @@ fn main() {
         rss::peak_mib(),
         f.refinements
     );
+    if let Some(r) = f.dual_repaired_from {
+        println!(
+            "certified by a dual point repaired from the last iterate (dual residual {r:.2e})"
+        );
+    }
     for r in &f.screening {
         println!("{}", r.describe());
     }

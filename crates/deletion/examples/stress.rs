@@ -1,7 +1,7 @@
 //! Robustness sweep of the DSX IPM on small, sparse, high-dimensional subsets of MNIST pairs
 //! (development tool; reads mnist10k from the data directory). `STRESS_FALLBACKS=1` also prints each fit a
 //! fallback answered, with the reason the structured IPM stopped; `STRESS_CASE=NAME` runs one
-//! fit with its iteration log; `STRESS_REFINE=0` switches the final-phase refinement off;
+//! fit with its iteration log; `STRESS_REFINE=0` switches the final-phase refinement off, `STRESS_CERTIFY=0` the certificate;
 //! `STRESS_STATIC=x` sets the static regularisation of the normal equations.
 #![allow(clippy::print_stdout)]
 use bulwark_core::ParamGuard;
@@ -12,11 +12,14 @@ use bulwark_deletion::{DsxLpParams, FeatureValues};
 mod log;
 
 /// The structured IPM's settings: the defaults, with `STRESS_REFINE=0` for the run without
-/// the final-phase refinement.
+/// the final-phase refinement and `STRESS_CERTIFY=0` without the certificate.
 fn settings() -> bulwark_deletion::DsxIpmSettings {
     let mut s = bulwark_deletion::DsxIpmSettings::default();
     if std::env::var("STRESS_REFINE").is_ok_and(|v| v == "0") {
         s.dual_refinement = false;
+    }
+    if std::env::var("STRESS_CERTIFY").is_ok_and(|v| v == "0") {
+        s.certify_within = 0.0;
     }
     if let Some(v) = std::env::var("STRESS_STATIC")
         .ok()

@@ -137,6 +137,9 @@ pub(crate) struct Run {
     pub(crate) factor_seconds: f64,
     pub(crate) solve_seconds: f64,
     pub(crate) refinements: u32,
+    /// The last iterate's relative dual residual when the answer is certified by a repaired
+    /// dual point (the structured IPM's *Certificate*).
+    pub(crate) repaired_from: Option<f64>,
 }
 
 impl Run {
@@ -206,6 +209,14 @@ pub struct SolveDiagnostics {
     pub solve_seconds: f64,
     /// Newton directions of the structured IPM refined on the dual equations.
     pub refinements: u32,
+    /// When an answer of the structured IPM is certified by the closed-form objective against
+    /// a dual point repaired from its last iterate, which missed a test (usually the dual
+    /// residual; module docs of `ipm`, *Certificate*): that iterate's relative dual residual
+    /// (the largest over the LPs).
+    /// `dual_residual` and `gap` are then the certificate's: the repaired point's and the
+    /// closed-form objective's against its dual objective.
+    #[serde(default)]
+    pub dual_repaired_from: Option<f64>,
     /// Number of LPs solved (1, or the chunk count).
     pub lps: usize,
     /// LP variables and rows of the (last) LP.
@@ -304,6 +315,7 @@ impl DsxLp {
                     factor_seconds: out.factor_seconds,
                     solve_seconds: out.solve_seconds,
                     refinements: out.refinements,
+                    repaired_from: out.repaired_from,
                 });
             }
             Attempt::Engine {
@@ -335,6 +347,7 @@ impl DsxLp {
             factor_seconds: 0.0,
             solve_seconds: 0.0,
             refinements: 0,
+            repaired_from: None,
         })
     }
 
@@ -510,6 +523,7 @@ impl DsxLp {
             factor_seconds: 0.0,
             solve_seconds: 0.0,
             refinements: 0,
+            dual_repaired_from: None,
             lps: parts.len(),
             lp_vars: 0,
             lp_rows: 0,
@@ -570,6 +584,9 @@ impl DsxLp {
             diag.factor_seconds += sol.factor_seconds;
             diag.solve_seconds += sol.solve_seconds;
             diag.refinements += sol.refinements;
+            if let Some(r) = sol.repaired_from {
+                diag.dual_repaired_from = Some(diag.dual_repaired_from.map_or(r, |d| d.max(r)));
+            }
             diag.lp_vars = lp_vars;
             diag.lp_rows = lp_rows;
             if let Some(r) = screening {
@@ -665,6 +682,9 @@ impl DsxLpParams {
             ),
         ] {
             report.details.insert(k.into(), v);
+        }
+        if let Some(r) = d.dual_repaired_from {
+            report.details.insert("dual_repaired_from".into(), r);
         }
         Ok(Fitted { model, report })
     }

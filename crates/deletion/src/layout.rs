@@ -49,6 +49,10 @@ pub struct Lp4<'a> {
     pub(crate) c: f64,
     /// Every example's support is all of `0..n` (dense data): `x` is row-major `m × n`.
     pub(crate) dense: bool,
+    /// The training set and the budget LP (4) was laid out for: the closed-form objective at a
+    /// point (core's fractional knapsack, DSX eq. (7)) reads them (the IPM's certificate).
+    pub(crate) data: &'a Dataset,
+    pub(crate) budget: FeatureBudget,
 }
 
 impl<'a> Lp4<'a> {
@@ -114,6 +118,8 @@ impl<'a> Lp4<'a> {
             v0,
             c,
             dense,
+            data,
+            budget: budget.clone(),
         })
     }
 

@@ -231,6 +231,13 @@ pub(crate) fn run(
                 "screening       {k} LP(s) on working sets of examples, {outcome}"
             )?;
         }
+        // LP: the optimality certificate's dual point was repaired from the last iterate
+        if let Some(d) = r.details.get("dual_repaired_from") {
+            writeln!(
+                out,
+                "certificate     the closed-form objective against a dual point repaired from the last iterate (whose dual residual was {d:.1e})"
+            )?;
+        }
         if r.details
             .get("stopped_by_weak_learner")
             .is_some_and(|b| *b != 0.0)

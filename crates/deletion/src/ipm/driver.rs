@@ -52,6 +52,7 @@ impl DsxIpm<'_> {
         let mut last;
         let mut stop = Termination::new(opts, &self.settings);
         let mut refine = Refinement::default();
+        let mut repaired_from = None;
         loop {
             let ((pobj, dobj, pres, dres, gap), comp) = self.residuals();
             let mu = (comp + self.box_complementarity(None)) / npairs;
@@ -77,6 +78,19 @@ impl DsxIpm<'_> {
                 status = Status::TimeLimit;
                 reason = Some("cancelled by the callback".into());
                 break;
+            }
+            // the certificate of an iterate near the optimum that misses a test (module docs,
+            // *Certificate*)
+            let tol = opts.tolerance;
+            if pres <= tol && gap <= self.settings.certify_within * tol && (dres > tol || gap > tol)
+            {
+                let cert = self.certificate();
+                if cert.gap <= tol && cert.dual_residual <= tol {
+                    last = (cert.primal, cert.dual, pres, cert.dual_residual, cert.gap);
+                    repaired_from = Some(dres);
+                    (status, reason) = (Status::Optimal, None);
+                    break;
+                }
             }
             if let Some((s, r)) = stop.check(iter, (pres, dres, gap), refine.refined(), &start) {
                 (status, reason) = (s, r);
@@ -177,6 +191,7 @@ impl DsxIpm<'_> {
             correctors: self.correctors,
             refinements: self.refinements,
             reason,
+            repaired_from,
         })
     }
 }

@@ -55,6 +55,22 @@
 //! objective `≥ 0`), so there is no infeasibility detection: a run ends optimal, at the
 //! iteration or time limit, or with a numerical error (`residuals`).
 //!
+//! # Certificate
+//!
+//! Near the optimum of some real fits the solves cannot remove the dual residual (`H` too
+//! ill-conditioned; `docs/design/deletion.md`): the gap and the primal residual meet the
+//! tolerance while the dual residual stalls above it or grows. An iterate whose primal residual
+//! meets the tolerance and whose gap is within [`DsxIpmSettings::certify_within`] times it, but
+//! which misses a test, is therefore also tested by a certificate that needs no dual residual
+//! (`certificate`): the closed-form objective `P` at its `(w, b)` (`w` projected onto the box;
+//! core's fractional knapsack, the objective of a primal point feasible by construction, which
+//! can also be below the iterate's `Σ ξ_i`) against the objective `D` of a dual point repaired
+//! from its row duals so that every dual equation holds (`y_a` raised, then `y_b` clipped or
+//! scaled, and the box duals at least cost). Weak duality gives `D ≤ optimum ≤ P`, so
+//! `(P − D) / (1 + P) ≤ tol` ends the run optimal; [`IpmOutcome::repaired_from`] then keeps the
+//! iterate's dual residual, and the outcome's objectives, gap and dual residual are the
+//! certificate's.
+//!
 //! # Zero budget
 //!
 //! An example whose budget is zero (`N = 0`: `P_i = V_i`) has no adversary, and LP (4) leaves its
@@ -99,12 +115,14 @@
 //! - `newton`: the right-hand sides and the recovery of a Newton direction;
 //! - `centring`: the σ rule, Mehrotra's second-order term and Gondzio's correctors;
 //! - `refine`: refinement of a direction on the dual equations in the final phase;
+//! - `certificate`: the closed-form primal objective and the repaired dual point;
 //! - `residuals`: residuals, complementarity and the termination tests;
 //! - `step`: ratio tests and the update of the iterate;
 //! - `parallel`, `kernels`: the per-example blocks and the vectorised reductions;
 //! - `settings`: [`DsxIpmSettings`], every tuning constant with its default.
 
 mod centring;
+mod certificate;
 mod driver;
 mod kernels;
 mod newton;
@@ -117,6 +135,7 @@ mod step;
 
 use std::ops::ControlFlow;
 
+use bulwark_core::DeletionScratch;
 use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, Par, RowsRef};
 use bulwark_lp::{IterationInfo, Status};
 
@@ -165,6 +184,10 @@ pub struct IpmOutcome {
     pub refinements: u32,
     /// Why the run stopped when it is not optimal.
     pub reason: Option<String>,
+    /// When the answer is certified by a dual point repaired from the last iterate's (module
+    /// docs, *Certificate*): that iterate's relative dual residual. `dual_residual` is then
+    /// the repaired point's, and `objective` the closed form at the returned `(w, b)`.
+    pub repaired_from: Option<f64>,
 }
 
 /// Per-iteration progress callback (`Break` stops the solve with status `time_limit`).
@@ -314,6 +337,8 @@ pub(crate) struct DsxIpm<'a> {
     checked_solve: bool,
     /// The current factorisation regularised or clamped no pivot.
     clean_factor: bool,
+    /// The closed-form objective's scratch ([`DsxIpm::certificate`]).
+    worst_case: DeletionScratch,
     /// Correctors kept (total).
     correctors: u32,
     /// Directions refined on the dual equations.
@@ -479,6 +504,7 @@ impl<'a> DsxIpm<'a> {
             settings: settings.clone(),
             checked_solve: false,
             clean_factor: false,
+            worst_case: DeletionScratch::with_capacity(n),
             correctors: 0,
             refinements: 0,
             rp_zero: false,

@@ -43,6 +43,10 @@ pub struct DsxIpmSettings {
     /// Most refinement rounds per direction (default 3); a round is kept only when it halves
     /// the defect of the dual equation.
     pub max_refinements: usize,
+    /// An iterate whose primal residual meets the tolerance and whose gap is within this many
+    /// times it, but which misses a test, is also tested by the certificate of `ipm`'s module
+    /// docs (the closed-form objective against a repaired dual point; default 100; 0: never).
+    pub certify_within: f64,
     /// Most Gondzio centrality correctors per iteration (default 2; 0 disables them).
     pub max_correctors: usize,
     /// Correctors are used on an LP only when the cost model estimates one factorisation at
@@ -118,6 +122,7 @@ impl Default for DsxIpmSettings {
             refine_within: 10.0,
             refine_lag: 2.0,
             max_refinements: 3,
+            certify_within: 100.0,
             max_correctors: 2,
             corrector_cost_ratio: 4.0,
             corrector_trigger: 0.35,
@@ -199,6 +204,12 @@ impl DsxIpmSettings {
         rule(
             "refine_within",
             self.refine_within,
+            finite_nonneg,
+            "must be finite and >= 0",
+        )?;
+        rule(
+            "certify_within",
+            self.certify_within,
             finite_nonneg,
             "must be finite and >= 0",
         )?;
@@ -350,6 +361,7 @@ impl DsxIpmSettingsBuilder {
         refine_within: f64,
         refine_lag: f64,
         max_refinements: usize,
+        certify_within: f64,
         max_correctors: usize,
         corrector_cost_ratio: f64,
         corrector_trigger: f64,
@@ -400,6 +412,7 @@ mod tests {
         assert_eq!(field(b().sigma_power(0)), "sigma_power");
         assert_eq!(field(b().refine_lag(0.5)), "refine_lag");
         assert_eq!(field(b().refine_within(f64::NAN)), "refine_within");
+        assert_eq!(field(b().certify_within(-1.0)), "certify_within");
         assert_eq!(field(b().max_iter(Some(0))), "max_iter");
         assert_eq!(field(b().corrector_beta_min(0.0)), "corrector_beta_min");
         assert_eq!(field(b().corrector_beta_max(0.5)), "corrector_beta_max");
