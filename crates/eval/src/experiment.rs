@@ -13,7 +13,8 @@ use crate::stats::MeanSe;
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Fewer splits, subsampled pairs and training sets, coarser grids; every reduction is
-    /// listed in the experiment's `protocol` notes. Fits in 10 minutes on 2 cores.
+    /// listed in the experiment's `protocol` notes. Every experiment together: about 25 minutes
+    /// on 2 cores (`docs/results/run-quick.json` records the last run).
     Quick,
     /// The papers' protocol (10 splits, all 45 pairs, finer grids); training sets of the pair
     /// studies are still capped (stated in the notes).
