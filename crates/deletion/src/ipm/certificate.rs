@@ -58,17 +58,19 @@ impl DsxIpm<'_> {
     /// The objective of a dual point repaired from the iterate's row duals so that every dual
     /// equation holds exactly (to rounding in the bias equation), and that equation's relative
     /// residual. With `y_a`, `y_b` the duals of the rows `a_i`, `b_ij` (module docs), the
-    /// equations of `ξ_i`, `α_ij` and `λ_i` ask `z_ξ = 1 − y_a ≥ 0`, `z_α = y_a − y_b ≥ 0`
-    /// and `z_λ = P_i y_a − Σ_j v_j y_b + z_c ≥ 0`. The repair changes `y_a` first, which only
-    /// makes them slacker and leaves `w`'s equations alone:
+    /// equations of `ξ_i`, `α_ij` and `λ_i` ask `z_ξ = 1 − y_a ≥ 0`, `z_α = y_a − y_b ≥ 0` and
+    /// `z_λ = Σ_j v_j y_b − P_i y_a + z_c ≥ 0`: per example `y_a` must lie in
+    /// `[max_j y_b, min(1, Σ_j v_j y_b / P_i)]`. `y_a` appears in no `w` equation, so the repair
+    /// moves it first and `y_b` only where it must:
     ///
-    /// - `y_b ← max(y_b, 0)`, and `y_a` raised to `max(y_a, max_j y_b, Σ_j v_j y_b / P_i)`
-    ///   when that is at most 1; otherwise `y_a = 1`, `y_b ← min(y_b, 1)`, and the excess of
-    ///   `λ_i`'s equation goes to the cap's dual `z_c` (objective `−Λ_i z_c`) of a capped
-    ///   `λ_i`, or the example's `y_b` are scaled down until it holds;
+    /// - `y_b ← max(y_b, 0)` (and `min(y_b, 1)`), then `y_a` clamped into its interval; an
+    ///   empty interval (the iterate's residual) is resolved by the cap's dual `z_c`
+    ///   (objective `−Λ_i z_c`) of a capped `λ_i`, else by clipping the example's `y_b` at the
+    ///   largest `t` with `P_i t ≤ Σ_j v_j min(y_b, t)` and setting `y_a = t`;
     /// - the bias equation `Σ_i y_i y_a,i = 0`: the class with the smaller `Σ y_a` has its
-    ///   `y_a` raised in proportion to their room `1 − y_a` (the class with the larger sum is
-    ///   scaled down instead when that room is too small: every equation above is homogeneous);
+    ///   `y_a` raised within their intervals, then the other class's lowered within theirs,
+    ///   in proportion to the room; what is left is removed by scaling the heavier class's
+    ///   duals down (every equation above is homogeneous in them);
     /// - `w_j`'s equation through the box duals: `z_l − z_u = −g_j` with
     ///   `g_j = Σ_i C y_i x_ij y_b,ij`, at least cost `z_l + z_u = |g_j|`.
     ///
@@ -78,78 +80,289 @@ impl DsxIpm<'_> {
         let (n, lp) = (self.n, self.lp);
         let (xs_all, cx) = (self.sys.values(), self.sys.scale());
         let rows_b = super::rows_b!(self);
-        let (y, lam_p, lam_v, cap) = (&self.y, &self.lam_p, &self.lam_v, &self.cap);
-        // example i's repaired y_a, the bound and factor on its y_b, and its cap's dual
-        let example = |i: usize| {
-            let r0 = lp.row_offset(i);
-            let (mut top, mut vb) = (0.0f64, 0.0);
-            for t in 0..lp.support_len(i) {
-                let yb = y[r0 + 1 + t].max(0.0);
-                top = top.max(yb);
-                vb += lam_v[lp.col(i, t)] * yb;
-            }
-            let mut ya = y[r0].clamp(0.0, 1.0).max(top);
-            if vb > lam_p[i] * ya {
-                ya = ya.max(vb / lam_p[i]);
-            }
-            if ya <= 1.0 {
-                return (ya, f64::INFINITY, 1.0, 0.0);
-            }
-            let mut vb = 0.0;
-            for t in 0..lp.support_len(i) {
-                vb += lam_v[lp.col(i, t)] * y[r0 + 1 + t].clamp(0.0, 1.0);
-            }
-            let need = lam_p[i];
-            if vb <= need {
-                (1.0, 1.0, 1.0, 0.0)
-            } else if cap[i].is_finite() {
-                (1.0, 1.0, 1.0, vb - need)
-            } else {
-                (1.0, 1.0, need / vb, 0.0)
-            }
-        };
-        // class sums of y_a and their room 1 − y_a
-        let (mut sum, mut room) = ([0.0f64; 2], [0.0f64; 2]);
-        for i in 0..self.m {
-            let ya = example(i).0;
-            let c = usize::from(lp.y[i] > 0.0);
-            sum[c] += ya;
-            room[c] += 1.0 - ya;
-        }
-        // per class: (share of the room raised, factor)
-        let (light, heavy) = if sum[1] < sum[0] { (1, 0) } else { (0, 1) };
-        let deficit = sum[heavy] - sum[light];
-        let mut adjust = [(0.0, 1.0); 2];
-        if deficit > 0.0 {
-            if deficit <= room[light] {
-                adjust[light].0 = deficit / room[light];
-            } else {
-                adjust[heavy].1 = sum[light] / sum[heavy];
-            }
-        }
-        let g = &mut self.qbufs[..n];
+        let adjust = self.balance();
+        // the scratch moved out for the pass (no allocation) and back after it
+        let mut scratch = std::mem::take(&mut self.qbufs);
+        let g = &mut scratch[..n];
         g.fill(0.0);
         let (mut dual, mut bias) = (0.0, 0.0);
         for i in 0..self.m {
-            let (ya, bound, f, zc) = example(i);
-            let (raise, k) = adjust[usize::from(lp.y[i] > 0.0)];
-            let ya_k = k * (ya + raise * (1.0 - ya));
+            let (e, ya, k) = final_example(self, &adjust, i);
             let r0 = lp.row_offset(i);
             let xs = &xs_all[lp.indptr[i]..lp.indptr[i + 1]];
             for (t, &x) in xs.iter().enumerate() {
                 let j = lp.col(i, t);
-                let yb = k * (f * y[r0 + 1 + t].clamp(0.0, bound));
+                let yb = k * self.y[r0 + 1 + t].clamp(0.0, e.clip);
                 dual += rows_b.h(i, j) * yb;
                 g[j] += lp.y[i] * (cx * x) * yb;
             }
-            dual += self.h_a[i] * ya_k;
-            if zc > 0.0 {
-                dual -= cap[i] * (k * zc);
+            dual += self.h_a[i] * (k * ya);
+            if e.capped {
+                // (`Λ_i` is +∞ without a cap)
+                dual -= self.cap[i] * (k * e.zc(self.lam_p[i], ya));
             }
-            bias += lp.y[i] * ya_k;
+            bias += lp.y[i] * (k * ya);
         }
         let gsum: f64 = g.iter().map(|v| v.abs()).sum();
+        self.qbufs = scratch;
         dual -= self.c_box * gsum;
         (dual, bias.abs() / 2.0)
+    }
+
+    /// Example `i`'s repair before the classes are balanced.
+    fn repair(&self, i: usize) -> Repaired {
+        let capped = self.cap[i].is_finite();
+        repair_example(self.lp, &self.y, &self.lam_v, self.lam_p[i], capped, i)
+    }
+
+    /// The balance of the bias equation (per class: the share of the room to raise `y_a`, the
+    /// share of the room to lower it, and the factor on every dual; [`DsxIpm::repaired_dual`]).
+    fn balance(&self) -> [(f64, f64, f64); 2] {
+        let lp = self.lp;
+        // per class: Σ y_a, and the room to raise and to lower it
+        let (mut sum, mut up, mut down) = ([0.0f64; 2], [0.0f64; 2], [0.0f64; 2]);
+        for i in 0..self.m {
+            let e = self.repair(i);
+            let c = usize::from(lp.y[i] > 0.0);
+            sum[c] += e.ya;
+            up[c] += e.hi - e.ya;
+            down[c] += e.ya - e.lo;
+        }
+        let (light, heavy) = if sum[1] < sum[0] { (1, 0) } else { (0, 1) };
+        let mut deficit = sum[heavy] - sum[light];
+        let mut adjust = [(0.0, 0.0, 1.0); 2];
+        if deficit > 0.0 && up[light] > 0.0 {
+            let r = (deficit / up[light]).min(1.0);
+            adjust[light].0 = r;
+            deficit -= r * up[light];
+        }
+        if deficit > 0.0 && down[heavy] > 0.0 {
+            let r = (deficit / down[heavy]).min(1.0);
+            adjust[heavy].1 = r;
+            deficit -= r * down[heavy];
+        }
+        if deficit > 0.0 {
+            let lighter = sum[light] + adjust[light].0 * up[light];
+            let heavier = sum[heavy] - adjust[heavy].1 * down[heavy];
+            adjust[heavy].2 = lighter / heavier;
+        }
+        adjust
+    }
+
+    /// Writes the repaired dual point into the iterate's duals (`y`, the tail's `z`, the box
+    /// duals and the caps' duals), so that [`DsxIpm::residuals`] can check it.
+    #[cfg(test)]
+    fn write_repaired(&mut self) {
+        let (n, lp) = (self.n, self.lp);
+        let (xs_all, cx) = (self.sys.values(), self.sys.scale());
+        let adjust = self.balance();
+        let mut g = vec![0.0; n];
+        for i in 0..self.m {
+            let (e, ya, k) = final_example(self, &adjust, i);
+            let (r0, a0) = (lp.row_offset(i), lp.var_offset(i));
+            let kk = lp.support_len(i);
+            let xs = &xs_all[lp.indptr[i]..lp.indptr[i + 1]];
+            let mut vb = 0.0;
+            for (t, &x) in xs.iter().enumerate() {
+                let j = lp.col(i, t);
+                let yb = k * self.y[r0 + 1 + t].clamp(0.0, e.clip);
+                self.y[r0 + 1 + t] = yb;
+                self.z[a0 + t] = k * ya - yb;
+                vb += self.lam_v[j] * yb;
+                g[j] += lp.y[i] * (cx * x) * yb;
+            }
+            let zc = k * e.zc(self.lam_p[i], ya);
+            self.y[r0] = k * ya;
+            self.zc[i] = zc;
+            self.z[a0 + kk] = vb - self.lam_p[i] * (k * ya) + zc;
+            self.z[a0 + kk + 1] = 1.0 - k * ya;
+        }
+        for j in 0..n {
+            self.zl[j] = (-g[j]).max(0.0);
+            self.zu[j] = g[j].max(0.0);
+        }
+    }
+}
+
+/// Example `i`'s repair with the classes balanced: the repair, its final `y_a` before the
+/// factor, and the factor.
+fn final_example(
+    ipm: &DsxIpm<'_>,
+    adjust: &[(f64, f64, f64); 2],
+    i: usize,
+) -> (Repaired, f64, f64) {
+    let e = ipm.repair(i);
+    let (raise, lower, k) = adjust[usize::from(ipm.lp.y[i] > 0.0)];
+    let ya = e.ya + raise * (e.hi - e.ya) - lower * (e.ya - e.lo);
+    (e, ya, k)
+}
+
+/// One example's repaired duals before the classes are balanced ([`DsxIpm::repaired_dual`]).
+struct Repaired {
+    /// `y_a`, and the interval it may move in without touching `y_b`.
+    ya: f64,
+    lo: f64,
+    hi: f64,
+    /// `y_b` is clipped to `[0, clip]`.
+    clip: f64,
+    /// `Σ_j v_j y_b` after clipping.
+    vb: f64,
+    /// `λ_i` is capped (its excess goes to `z_c`).
+    capped: bool,
+}
+
+impl Repaired {
+    /// The cap's dual at the final `y_a` (`P_i` is `p`): the excess of `λ_i`'s equation.
+    fn zc(&self, p: f64, ya: f64) -> f64 {
+        if self.capped {
+            (p * ya - self.vb).max(0.0)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Example `i`'s repair ([`DsxIpm::repaired_dual`]) from the row duals `y`, `λ`'s coefficients
+/// `v` (per feature, in the rows `b_ij`) and `p` (`P_i`, in `a_i`).
+fn repair_example(
+    lp: &crate::layout::Lp4<'_>,
+    y: &[f64],
+    v: &[f64],
+    p: f64,
+    capped: bool,
+    i: usize,
+) -> Repaired {
+    let r0 = lp.row_offset(i);
+    let k = lp.support_len(i);
+    let yb = |t: usize| y[r0 + 1 + t];
+    let sum_clipped = |clip: f64| -> f64 {
+        (0..k)
+            .map(|t| v[lp.col(i, t)] * yb(t).clamp(0.0, clip))
+            .sum()
+    };
+    let mut clip = 1.0f64;
+    let top = (0..k).map(|t| yb(t).clamp(0.0, 1.0)).fold(0.0, f64::max);
+    let mut vb = sum_clipped(clip);
+    // y_a's interval: [max y_b, min(1, Σ v y_b / P_i)] (no λ equation when P_i = 0)
+    let lo = top;
+    let hi = if p > 0.0 { (vb / p).min(1.0) } else { 1.0 };
+    let ya0 = y[r0].clamp(0.0, 1.0);
+    if lo <= hi {
+        return Repaired {
+            ya: ya0.clamp(lo, hi),
+            lo,
+            hi,
+            clip,
+            vb,
+            capped,
+        };
+    }
+    if capped {
+        // λ's excess P_i y_a − Σ v y_b goes to the cap's dual
+        let ya = ya0.max(lo);
+        return Repaired {
+            ya,
+            lo: ya,
+            hi: ya,
+            clip,
+            vb,
+            capped,
+        };
+    }
+    // the largest t ≤ lo with P_i t ≤ Σ v min(y_b, t): {t ≥ 0 : Σ v min(y_b, t) − P_i t ≥ 0}
+    // is an interval [0, t*] (a concave function, 0 at 0); bisection keeps its lower end
+    // feasible
+    let (mut a, mut b) = (0.0, lo);
+    for _ in 0..60 {
+        let mid = 0.5 * (a + b);
+        if sum_clipped(mid) >= p * mid {
+            a = mid;
+        } else {
+            b = mid;
+        }
+    }
+    clip = a;
+    vb = sum_clipped(clip);
+    Repaired {
+        ya: a,
+        lo: a,
+        hi: a,
+        clip,
+        vb,
+        capped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bulwark_core::{Dataset, DenseMatrix, FeatureBudget, Sign, rng_from_seed};
+    use rand::Rng;
+
+    use super::super::{DsxIpm, DsxIpmSettings};
+    use crate::layout::Lp4;
+
+    /// Random data with both classes: `m × n`, entries in `[-1, 1]`, every fifth zero.
+    fn data(m: usize, n: usize, seed: u64) -> Dataset {
+        let mut rng = rng_from_seed(seed);
+        let rows: Vec<Vec<f64>> = (0..m)
+            .map(|i| {
+                (0..n)
+                    .map(|j| {
+                        if (i + j) % 5 == 0 {
+                            0.0
+                        } else {
+                            rng.random_range(-1.0..1.0)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let y = (0..m)
+            .map(|i| if i % 3 == 0 { Sign::Pos } else { Sign::Neg })
+            .collect();
+        Dataset::binary("random", DenseMatrix::from_rows(&rows).unwrap(), y).unwrap()
+    }
+
+    /// From arbitrary row duals (either sign, beyond 1), the repaired point satisfies every
+    /// dual equation of LP (4) as the solver's own residuals measure them, with every dual
+    /// non-negative, and its objective is the one the certificate uses; the closed form at any
+    /// `(w, b)` in the box is above it (weak duality).
+    #[test]
+    fn the_repaired_dual_point_is_feasible_from_any_duals() {
+        for (seed, budget, c) in [(1, 2.0, 1.0), (2, 0.0, 0.5), (3, 4.5, 3.0), (4, 1.0, 0.1)] {
+            let d = data(40, 7, seed);
+            let fb = FeatureBudget::uniform(7, budget).unwrap();
+            let lp = Lp4::new(&d, &fb, c).unwrap();
+            let mut ipm = DsxIpm::new(&lp, Some(1), &DsxIpmSettings::default()).unwrap();
+            let mut rng = rng_from_seed(seed + 100);
+            for _ in 0..5 {
+                for v in ipm.y.iter_mut() {
+                    *v = rng.random_range(-0.3..1.3);
+                }
+                let n = ipm.n;
+                for w in &mut ipm.u[..n] {
+                    *w = rng.random_range(-1.0..1.0);
+                }
+                ipm.u[n] = rng.random_range(-2.0..2.0);
+                let cert = ipm.certificate();
+                assert!(cert.primal >= cert.dual, "{cert:?}");
+                assert!(cert.dual_residual <= 1e-14, "{cert:?}");
+                ipm.write_repaired();
+                let ((_, dobj, _, dres, _), _) = ipm.residuals();
+                assert!(dres <= 1e-13, "dual residual {dres:e} (seed {seed})");
+                assert!(
+                    (dobj - cert.dual).abs() <= 1e-12 * (1.0 + cert.dual.abs()),
+                    "{dobj} vs {}",
+                    cert.dual
+                );
+                let t0 = ipm.t0();
+                let duals = ipm.y.iter().chain(&ipm.z[t0..]).chain(&ipm.zl);
+                let min = duals
+                    .chain(&ipm.zu)
+                    .chain(&ipm.zc)
+                    .fold(0.0f64, |a, &v| a.min(v));
+                assert!(min >= -1e-15, "a negative dual {min:e} (seed {seed})");
+            }
+        }
     }
 }

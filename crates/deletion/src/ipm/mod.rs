@@ -65,8 +65,9 @@
 //! (`certificate`): the closed-form objective `P` at its `(w, b)` (`w` projected onto the box;
 //! core's fractional knapsack, the objective of a primal point feasible by construction, which
 //! can also be below the iterate's `Σ ξ_i`) against the objective `D` of a dual point repaired
-//! from its row duals so that every dual equation holds (`y_a` raised, then `y_b` clipped or
-//! scaled, and the box duals at least cost). Weak duality gives `D ≤ optimum ≤ P`, so
+//! from its row duals so that every dual equation holds (`y_a` moved within the interval its
+//! equations allow, `y_b` clipped only where that interval is empty, a class's duals scaled
+//! for the bias equation, and the box duals at least cost). Weak duality gives `D ≤ optimum ≤ P`, so
 //! `(P − D) / (1 + P) ≤ tol` ends the run optimal; [`IpmOutcome::repaired_from`] then keeps the
 //! iterate's dual residual, and the outcome's objectives, gap and dual residual are the
 //! certificate's.
