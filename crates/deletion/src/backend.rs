@@ -105,7 +105,7 @@ impl<'a> StructuredBackend<'a> {
                 let j = lp.col(i, t);
                 let alpha = z[a0 + t];
                 s -= alpha;
-                out[r0 + 1 + t] = lp.y[i] * lp.x[nz] * z[j] - lp.v[j] * lam + alpha;
+                out[r0 + 1 + t] = lp.y[i] * lp.x[nz] * z[j] - lp.v()[j] * lam + alpha;
             }
             out[r0] = s;
         }
@@ -126,7 +126,7 @@ impl<'a> StructuredBackend<'a> {
                 let ub = u[r0 + 1 + t];
                 out[j] += lp.y[i] * lp.x[nz] * ub;
                 out[a0 + t] = ub - ua;
-                lam -= lp.v[j] * ub;
+                lam -= lp.v()[j] * ub;
             }
             out[a0 + k] = lam;
             out[a0 + k + 1] = ua;
@@ -197,7 +197,7 @@ impl KktBackend for StructuredBackend<'_> {
             n: lp.n(),
         };
         let system =
-            DsxSystem::try_new_with(rows, &lp.y, &lp.v, lp.p, self.settings).map_err(|e| {
+            DsxSystem::try_new_with(rows, &lp.y, lp.v(), lp.p(), self.settings).map_err(|e| {
                 KktError::Unsupported {
                     backend: NAME,
                     reason: e.to_string(),

@@ -37,10 +37,6 @@ pub struct Lp4<'a> {
     pub(crate) x: Cow<'a, [f64]>,
     /// Labels ±1.
     pub(crate) y: Vec<f64>,
-    /// Feature values.
-    pub(crate) v: Vec<f64>,
-    /// `P = V([n]) − N`.
-    pub(crate) p: f64,
     /// `P_i = P − V0_i`.
     pub(crate) p_i: Vec<f64>,
     /// `V0_i`.
@@ -49,8 +45,9 @@ pub struct Lp4<'a> {
     pub(crate) c: f64,
     /// Every example's support is all of `0..n` (dense data): `x` is row-major `m × n`.
     pub(crate) dense: bool,
-    /// The training set and the budget LP (4) was laid out for: the closed-form objective at a
-    /// point (core's fractional knapsack, DSX eq. (7)) reads them (the IPM's certificate).
+    /// The training set and the budget LP (4) was laid out for: the feature values and `P`
+    /// ([`Lp4::v`], [`Lp4::p`]), and the closed-form objective at a point (core's fractional
+    /// knapsack, DSX eq. (7)) that the IPM's certificate reads.
     pub(crate) data: &'a Dataset,
     pub(crate) budget: FeatureBudget,
 }
@@ -69,8 +66,7 @@ impl<'a> Lp4<'a> {
         }
         data.check_finite()?;
         let (m, n) = (data.len(), data.n_features());
-        let v = budget.values().to_vec();
-        let p = budget.p();
+        let (v, p) = (budget.values(), budget.p());
         let dense = matches!(data.features(), Features::Dense(_));
         // views of the training set's storage: row-major values (dense), or its CSR arrays
         let (indptr, indices, x) = match data.features() {
@@ -112,8 +108,6 @@ impl<'a> Lp4<'a> {
             indices,
             x,
             y,
-            v,
-            p,
             p_i,
             v0,
             c,
@@ -123,6 +117,16 @@ impl<'a> Lp4<'a> {
         })
     }
 
+    /// The feature values `v_j`.
+    #[inline]
+    pub(crate) fn v(&self) -> &[f64] {
+        self.budget.values()
+    }
+    /// `P = V([n]) − N`.
+    #[inline]
+    pub(crate) fn p(&self) -> f64 {
+        self.budget.p()
+    }
     /// Number of examples.
     pub fn m(&self) -> usize {
         self.m
@@ -219,15 +223,15 @@ impl<'a> Lp4<'a> {
             coeffs.extend((0..k).map(|t| (alpha0 + t, -1.0)));
             coeffs.push((lambda, self.p_i[i]));
             coeffs.push((xi, 1.0));
-            lp.add_row(self.v0[i] / self.p, f64::INFINITY, &coeffs);
+            lp.add_row(self.v0[i] / self.p(), f64::INFINITY, &coeffs);
             // b_ij: y_i x_ij w_j − v_j λ_i + α_ij ≥ v_j / P
             for (t, nz) in (self.indptr[i]..self.indptr[i + 1]).enumerate() {
                 let j = self.col(i, t);
                 coeffs.clear();
                 coeffs.push((j, self.y[i] * self.x[nz]));
                 coeffs.push((alpha0 + t, 1.0));
-                coeffs.push((lambda, -self.v[j]));
-                lp.add_row(self.v[j] / self.p, f64::INFINITY, &coeffs);
+                coeffs.push((lambda, -self.v()[j]));
+                lp.add_row(self.v()[j] / self.p(), f64::INFINITY, &coeffs);
             }
         }
         lp.build().map_err(Into::into)

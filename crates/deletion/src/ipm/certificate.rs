@@ -87,7 +87,7 @@ impl DsxIpm<'_> {
         g.fill(0.0);
         let (mut dual, mut bias) = (0.0, 0.0);
         for i in 0..self.m {
-            let (e, ya, k) = final_example(self, &adjust, i);
+            let (e, ya, k) = self.balanced(&adjust, i);
             let r0 = lp.row_offset(i);
             let xs = &xs_all[lp.indptr[i]..lp.indptr[i + 1]];
             for (t, &x) in xs.iter().enumerate() {
@@ -109,10 +109,13 @@ impl DsxIpm<'_> {
         (dual, bias.abs() / 2.0)
     }
 
-    /// Example `i`'s repair before the classes are balanced.
-    fn repair(&self, i: usize) -> Repaired {
-        let capped = self.cap[i].is_finite();
-        repair_example(self.lp, &self.y, &self.lam_v, self.lam_p[i], capped, i)
+    /// Example `i`'s repair with the classes balanced (`adjust`: [`DsxIpm::balance`]): the
+    /// repair, its final `y_a` before the factor, and the factor.
+    fn balanced(&self, adjust: &[(f64, f64, f64); 2], i: usize) -> (Repaired, f64, f64) {
+        let e = self.repair(i);
+        let (raise, lower, k) = adjust[usize::from(self.lp.y[i] > 0.0)];
+        let ya = e.ya + raise * (e.hi - e.ya) - lower * (e.ya - e.lo);
+        (e, ya, k)
     }
 
     /// The balance of the bias equation (per class: the share of the room to raise `y_a`, the
@@ -158,7 +161,7 @@ impl DsxIpm<'_> {
         let adjust = self.balance();
         let mut g = vec![0.0; n];
         for i in 0..self.m {
-            let (e, ya, k) = final_example(self, &adjust, i);
+            let (e, ya, k) = self.balanced(&adjust, i);
             let (r0, a0) = (lp.row_offset(i), lp.var_offset(i));
             let kk = lp.support_len(i);
             let xs = &xs_all[lp.indptr[i]..lp.indptr[i + 1]];
@@ -182,19 +185,6 @@ impl DsxIpm<'_> {
             self.zu[j] = g[j].max(0.0);
         }
     }
-}
-
-/// Example `i`'s repair with the classes balanced: the repair, its final `y_a` before the
-/// factor, and the factor.
-fn final_example(
-    ipm: &DsxIpm<'_>,
-    adjust: &[(f64, f64, f64); 2],
-    i: usize,
-) -> (Repaired, f64, f64) {
-    let e = ipm.repair(i);
-    let (raise, lower, k) = adjust[usize::from(ipm.lp.y[i] > 0.0)];
-    let ya = e.ya + raise * (e.hi - e.ya) - lower * (e.ya - e.lo);
-    (e, ya, k)
 }
 
 /// One example's repaired duals before the classes are balanced ([`DsxIpm::repaired_dual`]).
@@ -222,74 +212,70 @@ impl Repaired {
     }
 }
 
-/// Example `i`'s repair ([`DsxIpm::repaired_dual`]) from the row duals `y`, `λ`'s coefficients
-/// `v` (per feature, in the rows `b_ij`) and `p` (`P_i`, in `a_i`).
-fn repair_example(
-    lp: &crate::layout::Lp4<'_>,
-    y: &[f64],
-    v: &[f64],
-    p: f64,
-    capped: bool,
-    i: usize,
-) -> Repaired {
-    let r0 = lp.row_offset(i);
-    let k = lp.support_len(i);
-    let yb = |t: usize| y[r0 + 1 + t];
-    let sum_clipped = |clip: f64| -> f64 {
-        (0..k)
-            .map(|t| v[lp.col(i, t)] * yb(t).clamp(0.0, clip))
-            .sum()
-    };
-    let mut clip = 1.0f64;
-    let top = (0..k).map(|t| yb(t).clamp(0.0, 1.0)).fold(0.0, f64::max);
-    let mut vb = sum_clipped(clip);
-    // y_a's interval: [max y_b, min(1, Σ v y_b / P_i)] (no λ equation when P_i = 0)
-    let lo = top;
-    let hi = if p > 0.0 { (vb / p).min(1.0) } else { 1.0 };
-    let ya0 = y[r0].clamp(0.0, 1.0);
-    if lo <= hi {
-        return Repaired {
-            ya: ya0.clamp(lo, hi),
-            lo,
-            hi,
-            clip,
-            vb,
-            capped,
+impl DsxIpm<'_> {
+    /// Example `i`'s repair before the classes are balanced ([`DsxIpm::repaired_dual`]).
+    fn repair(&self, i: usize) -> Repaired {
+        let (lp, y, v, p) = (self.lp, &self.y, &self.lam_v, self.lam_p[i]);
+        let capped = self.cap[i].is_finite();
+        let r0 = lp.row_offset(i);
+        let k = lp.support_len(i);
+        let yb = |t: usize| y[r0 + 1 + t];
+        let sum_clipped = |clip: f64| -> f64 {
+            (0..k)
+                .map(|t| v[lp.col(i, t)] * yb(t).clamp(0.0, clip))
+                .sum()
         };
-    }
-    if capped {
-        // λ's excess P_i y_a − Σ v y_b goes to the cap's dual
-        let ya = ya0.max(lo);
-        return Repaired {
-            ya,
-            lo: ya,
-            hi: ya,
-            clip,
-            vb,
-            capped,
-        };
-    }
-    // the largest t ≤ lo with P_i t ≤ Σ v min(y_b, t): {t ≥ 0 : Σ v min(y_b, t) − P_i t ≥ 0}
-    // is an interval [0, t*] (a concave function, 0 at 0); bisection keeps its lower end
-    // feasible
-    let (mut a, mut b) = (0.0, lo);
-    for _ in 0..60 {
-        let mid = 0.5 * (a + b);
-        if sum_clipped(mid) >= p * mid {
-            a = mid;
-        } else {
-            b = mid;
+        let mut clip = 1.0f64;
+        let top = (0..k).map(|t| yb(t).clamp(0.0, 1.0)).fold(0.0, f64::max);
+        let mut vb = sum_clipped(clip);
+        // y_a's interval: [max y_b, min(1, Σ v y_b / P_i)] (no λ equation when P_i = 0)
+        let lo = top;
+        let hi = if p > 0.0 { (vb / p).min(1.0) } else { 1.0 };
+        let ya0 = y[r0].clamp(0.0, 1.0);
+        if lo <= hi {
+            return Repaired {
+                ya: ya0.clamp(lo, hi),
+                lo,
+                hi,
+                clip,
+                vb,
+                capped,
+            };
         }
-    }
-    clip = a;
-    vb = sum_clipped(clip);
-    Repaired {
-        ya: a,
-        lo: a,
-        hi: a,
-        clip,
-        vb,
-        capped,
+        if capped {
+            // λ's excess P_i y_a − Σ v y_b goes to the cap's dual
+            let ya = ya0.max(lo);
+            return Repaired {
+                ya,
+                lo: ya,
+                hi: ya,
+                clip,
+                vb,
+                capped,
+            };
+        }
+        // the largest t ≤ lo with P_i t ≤ Σ v min(y_b, t): {t ≥ 0 : Σ v min(y_b, t) − P_i t ≥ 0}
+        // is an interval [0, t*] (a concave function, 0 at 0); bisection keeps its lower end
+        // feasible
+        let (mut a, mut b) = (0.0, lo);
+        for _ in 0..60 {
+            let mid = 0.5 * (a + b);
+            if sum_clipped(mid) >= p * mid {
+                a = mid;
+            } else {
+                b = mid;
+            }
+        }
+        clip = a;
+        vb = sum_clipped(clip);
+        Repaired {
+            ya: a,
+            lo: a,
+            hi: a,
+            clip,
+            vb,
+            capped,
+        }
     }
 }
 

@@ -413,7 +413,7 @@ impl<'a> DsxIpm<'a> {
         let (lam_v, lam_p, p_sys) = if fixed {
             (vec![0.0; lp.n()], vec![0.0; lp.m()], 0.0)
         } else {
-            (lp.v.clone(), lp.p_i.clone(), lp.p)
+            (lp.v().to_vec(), lp.p_i.clone(), lp.p())
         };
         // Work with w' = w / C in the unit box: the data become C·x (the LP is unchanged), which
         // keeps the box's complementarity pairs on the scale of the others for any C. The system
@@ -428,15 +428,15 @@ impl<'a> DsxIpm<'a> {
         // DSX eq. (4): a_i ≥ V0_i / P, b_ij ≥ v_j / P; with λ_i fixed at t_i, its terms
         // `P_i t_i` and `−v_j t_i` move to the right-hand sides
         let lam_fixed_at = if fixed { lam_fix } else { vec![0.0; m] };
-        let v_over_p: Vec<f64> = lp.v.iter().map(|v| v / lp.p).collect();
+        let v_over_p: Vec<f64> = lp.v().iter().map(|v| v / lp.p()).collect();
         let h_a: Vec<f64> = (0..m)
-            .map(|i| lp.v0[i] / lp.p - lp.p_i[i] * lam_fixed_at[i])
+            .map(|i| lp.v0[i] / lp.p() - lp.p_i[i] * lam_fixed_at[i])
             .collect();
         let mut h_norm = inf_norm(&h_a);
         for i in 0..m {
             for t in 0..lp.support_len(i) {
                 let j = lp.col(i, t);
-                h_norm = h_norm.max(h_b(&v_over_p, &lp.v, &lam_fixed_at, i, j).abs());
+                h_norm = h_norm.max(h_b(&v_over_p, lp.v(), &lam_fixed_at, i, j).abs());
             }
         }
         let z = |k: usize| vec![0.0; k];
@@ -456,7 +456,7 @@ impl<'a> DsxIpm<'a> {
             lam_scale: if fixed {
                 1.0
             } else {
-                lp.v.iter().fold(lp.p.max(1.0), |a, &v| a.max(v))
+                lp.v().iter().fold(lp.p().max(1.0), |a, &v| a.max(v))
             },
             lam_v,
             lam_p,
@@ -530,7 +530,7 @@ macro_rules! rows_b {
         $crate::ipm::RowsB {
             lam_v: &$s.lam_v,
             v_over_p: &$s.v_over_p,
-            v: &$s.lp.v,
+            v: $s.lp.v(),
             fixed_at: &$s.lam_fixed_at,
             fixed: $s.lam_fixed,
         }
@@ -657,13 +657,13 @@ fn caps(lp: &Lp4<'_>) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
     for (i, cap_i) in cap.iter_mut().enumerate() {
         let nz = lp.indptr[i]..lp.indptr[i + 1];
         let col = |nz: usize| lp.col(i, nz - lp.indptr[i]);
-        let v_i: f64 = nz.clone().map(|t| lp.v[col(t)]).sum();
+        let v_i: f64 = nz.clone().map(|t| lp.v()[col(t)]).sum();
         if v_i - lp.p_i[i] > 1e-12 * v_i.max(1.0) {
             continue;
         }
         let top = nz
-            .filter(|&t| lp.v[col(t)] > 0.0)
-            .map(|t| (lp.c * lp.x[t]).abs() / lp.v[col(t)])
+            .filter(|&t| lp.v()[col(t)] > 0.0)
+            .map(|t| (lp.c * lp.x[t]).abs() / lp.v()[col(t)])
             .fold(0.0f64, f64::max);
         *cap_i = 1.0 + 2.0 * top;
         fix[i] = top;
