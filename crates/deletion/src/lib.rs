@@ -2,6 +2,7 @@
 
 pub mod backend;
 pub mod error;
+pub mod fdrop;
 pub mod fit;
 pub mod ipm;
 pub mod layout;
@@ -13,6 +14,7 @@ pub mod screening;
 pub use backend::StructuredBackend;
 pub use bulwark_core::FeatureValues;
 pub use error::{DeletionError, Result};
+pub use fdrop::{FdropIpm, FdropIpmSolution, fdrop_objective};
 pub use fit::SolveDiagnostics;
 pub use ipm::{DsxIpmSettings, DsxIpmSettingsBuilder, IpmOutcome, Progress};
 pub use layout::Lp4;

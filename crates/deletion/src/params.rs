@@ -196,7 +196,7 @@ impl DsxLpParams {
 }
 
 /// A bad IPM setting as a parameter error naming `ipm_settings.<field>`.
-fn settings_error(e: SettingsError) -> Error {
+pub(crate) fn settings_error(e: SettingsError) -> Error {
     let SettingsError::BadFieldValue {
         field,
         value,

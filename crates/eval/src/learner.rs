@@ -126,8 +126,8 @@ impl Learner {
     /// The hyper-parameters of one grid point: `C`, the budget `N` and the feature values for
     /// learners that take them, the seed, and the settings the protocol fixes (DSX §4: the
     /// LP at tolerance [`LP_TOLERANCE`]; the SVM at 1e-4; FDROP with `k = round(N)` deleted
-    /// features, tolerance 1e-3 and at most [`FDROP_MAX_PASSES`] passes — its certified gap
-    /// says how far it got).
+    /// features, by its dual coordinate descent at tolerance 1e-3 and at most
+    /// [`FDROP_MAX_PASSES`] passes — its certified gap says how far it got).
     fn params(
         self,
         train: &Dataset,
@@ -154,6 +154,10 @@ impl Learner {
                 p.set("k", ParamValue::Count(k as u64));
                 p.set("tolerance", ParamValue::Float(1e-3));
                 p.set("max_passes", ParamValue::Count(FDROP_MAX_PASSES as u64));
+                // The committed tables were computed by the dual coordinate descent; FDROP's
+                // interior-point solver (the library's default for k > 0, which converges where
+                // this one stops at the pass cap) replaces it here when they are recomputed.
+                p.set("solver", ParamValue::Text("dual-cd".into()));
             }
             _ => {}
         }

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use bulwark_core::Fit;
 use bulwark_data::{BinaryTask, load};
-use bulwark_online::FdropParams;
+use bulwark_online::{FdropParams, FdropSolver};
 
 // the same tasks as the structured IPM's real-data checks
 #[path = "../../deletion/tests/common/pairs.rs"]
@@ -32,19 +32,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tolerance(tol)
         .max_passes(passes)
         .bias(std::env::var_os("NOBIAS").is_none())
+        .solver(if std::env::var_os("DUALCD").is_some() {
+            FdropSolver::DualCd
+        } else {
+            FdropSolver::Auto
+        })
         .fit(&d)?;
     let r = &f.report;
     println!(
-        "m {} n {} k {k} C {c}: passes {} converged {} primal {:.8} dual {:.8} rel gap {:.2e} s {:.3e} checks {} {:.2}s",
+        "m {} n {} k {k} C {c}: {} passes {} converged {} primal {:.8} dual {:.8} rel gap {:.2e} {:.2}s",
         d.len(),
         d.n_features(),
+        r.solver,
         r.iterations.unwrap_or(0),
         r.converged,
         r.objective.unwrap_or(f64::NAN),
         r.details["dual_objective"],
         r.details["relative_gap"],
-        r.details["equality_residual"],
-        r.details["gap_checks"],
         t.elapsed().as_secs_f64()
     );
     Ok(())

@@ -8,7 +8,8 @@ use bulwark_core::{
 };
 
 use crate::{
-    CrammerSingerParams, FdropParams, KernelSvmParams, LogregParams, O2bParams, SvmParams,
+    CrammerSingerParams, FdropParams, FdropSolver, KernelSvmParams, LogregParams, O2bParams,
+    SvmParams,
 };
 
 const C: ParamSpec = ParamSpec {
@@ -256,6 +257,12 @@ impl Learner for FdropLearner {
             SVM_TOLERANCE,
             MAX_PASSES,
             SEED,
+            ParamSpec {
+                name: "solver",
+                kind: ParamKind::Text,
+                default: Some("auto"),
+                help: "auto (the interior-point method for 0 < k < n, else dual-cd), dual-cd or interior-point",
+            },
         ];
         P
     }
@@ -282,7 +289,22 @@ impl Learner for FdropLearner {
                 n.floor() as usize
             }
         };
-        let f = dual_cd_settings!(FdropParams::new().k(k), p).fit(data)?;
+        let solver = match p.get("solver") {
+            None => FdropSolver::Auto,
+            Some(_) => match p.text("solver")? {
+                "auto" => FdropSolver::Auto,
+                "dual-cd" => FdropSolver::DualCd,
+                "interior-point" => FdropSolver::InteriorPoint,
+                other => {
+                    return Err(bulwark_core::Error::param(
+                        "solver",
+                        other,
+                        "one of auto, dual-cd, interior-point",
+                    ));
+                }
+            },
+        };
+        let f = dual_cd_settings!(FdropParams::new().k(k).solver(solver), p).fit(data)?;
         Ok(any(f))
     }
 }

@@ -1,5 +1,7 @@
 //! The paper's SVM baseline and FDROP ("TGRS"), both solved by the dual coordinate-descent
-//! solver of this crate with an unregularised bias and a certified duality gap.
+//! solver of this crate with an unregularised bias and a certified duality gap; FDROP with
+//! `k > 0` by default by the structured interior-point method of `bulwark-deletion`
+//! ([`FdropSolver`]).
 
 use std::time::Instant;
 
@@ -179,12 +181,31 @@ impl Fit for SvmParams {
 /// FDROP (Globerson & Roweis 2006; "TGRS" in DSX §4): the SVM whose hinge is taken after the
 /// deletion of the `k` most harmful features of each example,
 /// `min ½‖w‖² + C Σ max(0, 1 − y_i(w·x_i + b) + Σ_{top k} [y_i w_j x_ij]_+)`, unregularised
-/// bias, solved to a certified relative duality gap. `k = 0` is exactly [`SvmParams`]. With
-/// uniform feature values, a DSX budget `N` corresponds to `k = ⌊N⌋`.
+/// bias. `k = 0` is exactly [`SvmParams`]. With uniform feature values, a DSX budget `N`
+/// corresponds to `k = ⌊N⌋`. The solver is chosen by [`FdropParams::solver`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FdropParams {
     common: Common,
     k: usize,
+    #[serde(default)]
+    solver: FdropSolver,
+}
+
+/// FDROP's solver.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FdropSolver {
+    /// The interior-point method for `0 < k < n` with a bias, dual coordinate descent otherwise.
+    #[default]
+    Auto,
+    /// Dual coordinate descent (this crate): cheap passes and a certified gap, but on real
+    /// images with `k ≥ 10` it can need thousands of passes (`docs/design/online.md`).
+    DualCd,
+    /// `bulwark-deletion`'s structured interior-point method on FDROP's QP (LP (4)'s
+    /// constraints with `½‖w‖²` for the box): tens of iterations, each one factorisation of an
+    /// `(n + 1) × (n + 1)` matrix; always fits the bias. The report's `tolerance` is then the
+    /// method's (relative residuals and gap), `max_passes` its iteration limit when below 200.
+    InteriorPoint,
 }
 
 impl FdropParams {
@@ -197,6 +218,11 @@ impl FdropParams {
         self.k = k;
         self
     }
+    /// The solver (default [`FdropSolver::Auto`]).
+    pub fn solver(mut self, solver: FdropSolver) -> Self {
+        self.solver = solver;
+        self
+    }
     common_setters!();
 }
 
@@ -205,6 +231,13 @@ impl ParamGuard for FdropParams {
     type Error = Error;
     fn check_ref(&self) -> Result<&FdropParams> {
         self.common.check()?;
+        if self.solver == FdropSolver::InteriorPoint && !self.common.bias {
+            return Err(Error::param(
+                "solver",
+                "interior-point",
+                "fits a bias: use dual-cd for bias(false)",
+            ));
+        }
         Ok(self)
     }
     fn check(self) -> Result<FdropParams> {
@@ -218,38 +251,83 @@ impl Fit for FdropParams {
     type Error = Error;
     fn fit(&self, data: &Dataset) -> Result<Fitted<LinearModel>> {
         self.check_ref()?;
-        let mut fitted = self.common.run(data, self.k, "fdrop")?;
+        let ipm = match self.solver {
+            FdropSolver::Auto => self.k > 0 && self.k < data.n_features() && self.common.bias,
+            FdropSolver::DualCd => false,
+            FdropSolver::InteriorPoint => true,
+        };
+        let mut fitted = if ipm {
+            self.run_ipm(data)?
+        } else {
+            self.common.run(data, self.k, "fdrop")?
+        };
         fitted.report.details.insert("k".into(), self.k as f64);
         Ok(fitted)
     }
 }
 
+impl FdropParams {
+    /// FDROP by `bulwark-deletion`'s structured IPM ([`FdropSolver::InteriorPoint`]).
+    fn run_ipm(&self, data: &Dataset) -> Result<Fitted<LinearModel>> {
+        let start = Instant::now();
+        binary_training_labels(data, "fdrop")?;
+        let solver = bulwark_deletion::FdropIpm {
+            k: self.k,
+            c: self.common.c,
+            tolerance: IPM_TOLERANCE,
+            max_iter: self.common.max_passes.min(200) as u32,
+            threads: None,
+            settings: bulwark_deletion::DsxIpmSettings::default(),
+        };
+        let sol = solver.solve(data).map_err(deletion_error)?;
+        let converged = sol.is_optimal();
+        let model = LinearModel::try_new(sol.w, sol.b).map_err(|_| Error::Numerical {
+            algorithm: "fdrop".into(),
+            message: "non-finite weights".into(),
+        })?;
+        let mut report = FitReport {
+            algorithm: "fdrop".into(),
+            solver: "dsx-ipm".into(),
+            objective: Some(sol.objective),
+            iterations: Some(sol.iterations as usize),
+            seconds: start.elapsed().as_secs_f64(),
+            converged,
+            tolerance: Some(solver.tolerance),
+            reached: Some(sol.gap.max(sol.primal_residual).max(sol.dual_residual)),
+            ..FitReport::default()
+        };
+        let d = &mut report.details;
+        d.insert("dual_objective".into(), sol.dual_objective);
+        d.insert("relative_gap".into(), sol.gap);
+        d.insert("primal_residual".into(), sol.primal_residual);
+        d.insert("dual_residual".into(), sol.dual_residual);
+        d.insert("box_radius".into(), sol.box_radius);
+        d.insert("C".into(), self.common.c);
+        Ok(Fitted { model, report })
+    }
+}
+
+/// An error of `bulwark-deletion` as this crate's: its parameter and data errors as they are,
+/// a solver failure as a numerical error of FDROP.
+fn deletion_error(e: bulwark_deletion::DeletionError) -> Error {
+    match e {
+        bulwark_deletion::DeletionError::Core(e) => e,
+        e => Error::Numerical {
+            algorithm: "fdrop".into(),
+            message: e.to_string(),
+        },
+    }
+}
+
+/// The interior-point method's tolerance on its relative residuals and gap (the structured
+/// IPM's default for LP (4)); FDROP's `tolerance`, a certified gap of the dual solver, does not
+/// apply to it (tighter tolerances meet the rounding floor of the solves: a 30 × 5 instance
+/// reached 1.0e-9 and then lost its dual residual).
+const IPM_TOLERANCE: f64 = 1e-8;
+
 /// The FDROP objective `½‖w‖² + C Σ [1 − y(w·x + b) + Σ_{top k}[y w_j x_j]_+]_+` of a model
-/// (`k = 0`: the SVM primal). For checks and reports.
+/// (`k = 0`: the SVM primal). For checks and reports (`bulwark_deletion::fdrop_objective`).
 pub fn fdrop_objective(model: &LinearModel, data: &Dataset, c: f64, k: usize) -> Result<f64> {
-    let y = data.binary_labels()?;
-    if model.weights().len() != data.n_features() {
-        return Err(Error::shape(
-            "model weights vs data features",
-            data.n_features(),
-            model.weights().len(),
-        ));
-    }
-    let w = model.weights();
-    let mut loss = 0.0;
-    let mut harm = Vec::new();
-    for i in 0..data.len() {
-        let x = data.row(i);
-        let yi = y[i].as_f64();
-        harm.clear();
-        harm.extend(
-            x.nonzeros()
-                .map(|(j, v)| yi * w[j] * v)
-                .filter(|h| *h > 0.0),
-        );
-        harm.sort_unstable_by(|a, b| b.total_cmp(a));
-        let h: f64 = harm.iter().take(k).sum();
-        loss += (1.0 - yi * (x.dot(w) + model.bias()) + h).max(0.0);
-    }
-    Ok(0.5 * w.iter().map(|v| v * v).sum::<f64>() + c * loss)
+    bulwark_deletion::fdrop_objective(model.weights(), model.bias(), data, c, k)
+        .map_err(deletion_error)
 }

@@ -3,7 +3,7 @@
 mod common;
 
 use bulwark_core::{Classifier, Dataset, DenseMatrix, Fit, Sign};
-use bulwark_online::{FdropParams, SvmParams, fdrop_objective};
+use bulwark_online::{FdropParams, FdropSolver, SvmParams, fdrop_objective};
 use common::{clarabel_fdrop, clarabel_fdrop_with, gaussian_data};
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -104,26 +104,86 @@ fn fdrop_matches_clarabel_on_small_instances() {
     .enumerate()
     {
         let data = gaussian_data(m, n, 0.8, 100 + seed as u64);
-        let fitted = FdropParams::new()
-            .k(k)
-            .c(c)
-            .tolerance(1e-9)
-            .max_passes(200_000)
-            .fit(&data)
-            .unwrap();
         let (qp, _, _) = clarabel_fdrop(&data, c, k);
+        for (solver, name) in [
+            (FdropSolver::DualCd, "dual-cd"),
+            (FdropSolver::InteriorPoint, "dsx-ipm"),
+        ] {
+            let fitted = FdropParams::new()
+                .k(k)
+                .c(c)
+                .tolerance(1e-9)
+                .max_passes(200_000)
+                .solver(solver)
+                .fit(&data)
+                .unwrap();
+            // the solver asked for answered, not another
+            assert_eq!(fitted.report.solver, name);
+            let ours = fitted.report.objective.unwrap();
+            let check = fdrop_objective(&fitted.model, &data, c, k).unwrap();
+            assert!(
+                rel(check, ours) < 1e-10,
+                "{name}: reported {ours} vs recomputed {check}"
+            );
+            assert!(
+                rel(ours, qp) < 1e-6,
+                "{name} seed {seed} k {k}: ours {ours} vs clarabel {qp} ({:?})",
+                fitted.report
+            );
+            assert!(fitted.report.converged, "{:?}", fitted.report);
+        }
+    }
+}
+
+/// The interior-point solver (the default for `k > 0`) against clarabel's QP over a wider range:
+/// `C` from 0.01 to 100, budgets up to half the features, sparse data with exact zeros (whose
+/// deletion pairs LP (4)'s CSR layout drops), and unbalanced classes.
+#[test]
+fn fdrop_interior_point_matches_clarabel() {
+    for (seed, (m, n, c, k, sparse)) in [
+        (40, 6, 0.01, 1, false),
+        (50, 10, 1.0, 5, false),
+        (35, 8, 100.0, 3, false),
+        (60, 12, 3.0, 4, true),
+        (45, 7, 0.3, 2, true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut data = gaussian_data(m, n, 0.7, 300 + seed as u64);
+        if sparse {
+            // zero out about a third of the entries, then store as CSR
+            data.features_mut()
+                .map_in_place(|_, x| if x.abs() < 0.45 { 0.0 } else { x })
+                .unwrap();
+            data = data.with_features(data.features().to_csr().into()).unwrap();
+        }
+        let fitted = FdropParams::new().k(k).c(c).fit(&data).unwrap();
+        assert_eq!(
+            fitted.report.solver, "dsx-ipm",
+            "Auto picks the IPM for k > 0"
+        );
+        assert!(fitted.report.converged, "{:?}", fitted.report);
         let ours = fitted.report.objective.unwrap();
         let check = fdrop_objective(&fitted.model, &data, c, k).unwrap();
         assert!(
             rel(check, ours) < 1e-10,
             "reported {ours} vs recomputed {check}"
         );
+        let (qp, _, _) = clarabel_fdrop(&data, c, k);
         assert!(
-            rel(ours, qp) < 1e-6,
-            "seed {seed} k {k}: ours {ours} vs clarabel {qp} ({:?})",
+            rel(ours, qp) < 1e-7,
+            "seed {seed} k {k} C {c}: ours {ours} vs clarabel {qp} ({:?})",
             fitted.report
         );
-        assert!(fitted.report.converged, "{:?}", fitted.report);
+        // the box the method works in is never active: ‖w‖∞ well inside it
+        let radius = fitted.report.details["box_radius"];
+        let wmax = fitted
+            .model
+            .weights()
+            .iter()
+            .fold(0.0f64, |a, w| a.max(w.abs()));
+        assert!(wmax < 0.9 * radius, "‖w‖∞ {wmax} vs box {radius}");
     }
 }
 
@@ -196,8 +256,23 @@ fn bad_input_is_a_typed_error() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("max_passes"), "{e}");
-    let e = FdropParams::new().k(4).fit(&data).unwrap_err().to_string();
-    assert!(e.contains("`k`"), "{e}");
+    for solver in [FdropSolver::DualCd, FdropSolver::InteriorPoint] {
+        let e = FdropParams::new()
+            .k(4)
+            .solver(solver)
+            .fit(&data)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`k`"), "{e}");
+    }
+    let e = FdropParams::new()
+        .k(1)
+        .bias(false)
+        .solver(FdropSolver::InteriorPoint)
+        .fit(&data)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`solver`"), "{e}");
     let one = Dataset::binary(
         "one",
         DenseMatrix::from_rows(&[vec![1.0], vec![2.0]]).unwrap(),

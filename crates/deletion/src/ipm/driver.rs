@@ -34,6 +34,18 @@ impl DsxIpm<'_> {
         }
     }
 
+    /// The step lengths taken: separate primal and dual steps for LP (4); with a quadratic
+    /// term both the smaller one, since `w`'s dual residual depends on the primal `w` too (a
+    /// dual step longer than the primal one would not remove its share of it).
+    fn common_step(&self, ap: f64, ad: f64) -> (f64, f64) {
+        if self.quad > 0.0 {
+            let a = ap.min(ad);
+            (a, a)
+        } else {
+            (ap, ad)
+        }
+    }
+
     /// Runs the method.
     pub(crate) fn solve(
         mut self,
@@ -82,7 +94,11 @@ impl DsxIpm<'_> {
             // the certificate of an iterate near the optimum that misses a test (module docs,
             // *Certificate*)
             let tol = opts.tolerance;
-            if pres <= tol && gap <= self.settings.certify_within * tol && (dres > tol || gap > tol)
+            // (LP (4) only: the closed form has no quadratic term)
+            if self.quad == 0.0
+                && pres <= tol
+                && gap <= self.settings.certify_within * tol
+                && (dres > tol || gap > tol)
             {
                 let cert = self.certificate();
                 if cert.gap <= tol && cert.dual_residual <= tol {
@@ -120,7 +136,7 @@ impl DsxIpm<'_> {
                     break;
                 }
             };
-            let (ap, ad) = (ap.min(1.0), ad.min(1.0));
+            let (ap, ad) = self.common_step(ap.min(1.0), ad.min(1.0));
             // Σ (s + aΔs)∘(y + bΔy) over the rows and the tail is
             // comp + a Σ y∘Δs + b Σ s∘Δy + ab Σ Δs∘Δy, with s∘Δy = −s∘y − y∘Δs on the affine
             // direction (its sums come from `recover`)
@@ -162,7 +178,7 @@ impl DsxIpm<'_> {
                 }
             }
             let eta = self.settings.step_fraction;
-            let (ap, ad) = ((eta * ap).min(1.0), (eta * ad).min(1.0));
+            let (ap, ad) = self.common_step((eta * ap).min(1.0), (eta * ad).min(1.0));
             step = ap.min(ad);
             if let Some((s, r)) = stop.check_step(step) {
                 (status, reason) = (s, r);

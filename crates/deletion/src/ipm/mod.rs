@@ -98,6 +98,20 @@
 //!
 //! Examples with a budget have neither, and their iterates are unchanged.
 //!
+//! # FDROP
+//!
+//! FDROP (Globerson & Roweis 2006) has LP (4)'s constraints with two differences
+//! ([`crate::fdrop`]). Its threshold `t_i` (the `K`-th largest harm `y_i x_ij w_j`) is bounded
+//! by 0 where LP (4)'s `λ_i + 1/P` is bounded by `1/P` (LP (4) keeps the features whose harm is
+//! below `1/P`, FDROP deletes every positive harm up to `K`): with `λ_i` standing for `t_i` the
+//! rows are LP (4)'s with right-hand sides `h_a = 1` and `h_b = 0`. And its objective is
+//! `½‖w‖² + C Σ ξ_i` instead of a box: divided by `C` and in the working variables,
+//! `Σ ξ_i + (q/2)‖w‖²` with `q = C_box²/C`. The quadratic adds `q w` to `w`'s dual residual,
+//! `q` to the `w` block of `H` (so the factorisation and the refined solves are LP (4)'s), and
+//! `−(q/2)‖w‖²` to the dual objective (the QP's Wolfe dual); the primal and dual steps are then
+//! equal (`w`'s dual residual depends on `w`), and the certificate, which is LP (4)'s closed
+//! form, is not used. The box stays, with a radius at which it is never active.
+//!
 //! All vectors are allocated once; the iteration loop allocates nothing.
 //!
 //! # Threads
@@ -258,6 +272,10 @@ pub(crate) struct DsxIpm<'a> {
     rows: usize,
     /// Radius of the box in the working variables (`1`: see [`DsxIpm::new`]).
     c_box: f64,
+    /// The weight `q` of a quadratic term `(q/2)‖w‖²` (working variables) added to the
+    /// objective: 0 for LP (4); FDROP's QP otherwise ([`DsxIpm::for_fdrop`], module docs,
+    /// *FDROP*).
+    quad: f64,
     /// The right-hand sides `h` of the rows `a_i`, per example; those of the rows `b_ij` are
     /// `v_j / P + v_j t_i` ([`h_b`]), computed where they are read instead of stored.
     h_a: Vec<f64>,
@@ -448,6 +466,7 @@ impl<'a> DsxIpm<'a> {
             len,
             rows: nrows,
             c_box: 1.0,
+            quad: 0.0,
             h_a,
             v_over_p,
             lam_fixed_at,
@@ -510,6 +529,19 @@ impl<'a> DsxIpm<'a> {
             refinements: 0,
             rp_zero: false,
         })
+    }
+
+    /// FDROP's QP on this layout (module docs, *FDROP*): `(q/2)‖w‖²` (`w` in the working
+    /// variables, `w/C`) added to the objective `Σ ξ_i`, and the right-hand sides `h_a = 1`,
+    /// `h_b = 0` (LP (4)'s `λ_i + 1/P` is FDROP's threshold `t_i ≥ 0`). `q > 0` and finite, the
+    /// budget positive (no capped example; checked by the caller).
+    pub(crate) fn for_fdrop(mut self, q: f64) -> Self {
+        debug_assert!(q.is_finite() && q > 0.0 && self.capped.is_empty());
+        self.quad = q;
+        self.h_a.fill(1.0);
+        self.v_over_p.fill(0.0);
+        self.h_norm = 1.0;
+        self
     }
 
     /// First index of the tail `(α, λ, ξ)` variables.

@@ -14,7 +14,8 @@ impl DsxIpm<'_> {
         let t = Instant::now();
         let lp = self.lp;
         for j in 0..self.n {
-            self.sc.wd[j] = self.zl[j] / self.pl[j] + self.zu[j] / self.pu[j];
+            // (+ q: the Hessian of a quadratic term, module docs, *FDROP*)
+            self.sc.wd[j] = self.zl[j] / self.pl[j] + self.zu[j] / self.pu[j] + self.quad;
         }
         let t0 = self.t0();
         let p = self.parts;

@@ -161,8 +161,9 @@ impl DsxIpm<'_> {
             rhs[a0 + kk + 1] = -(self.rd_xi[i] - (dya + d.z[a0 + kk + 1]));
         }
         let rd = &self.rd_w;
+        // (a quadratic term adds q Δw to w's dual equation: module docs, *FDROP*)
         for j in 0..n {
-            rhs[j] = -(rd[j] - (rhs[j] + d.zl[j] - d.zu[j]));
+            rhs[j] = -(rd[j] + self.quad * d.u[j] - (rhs[j] + d.zl[j] - d.zu[j]));
         }
         rhs[n] = -(rd[n] - gb);
         self.rhs.iter().fold(0.0f64, |a, &v| a.max(v.abs()))

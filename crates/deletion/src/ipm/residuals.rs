@@ -164,10 +164,18 @@ impl DsxIpm<'_> {
                 *o += a;
             }
         }
+        // a quadratic term (q/2)‖w‖² adds q w to w's dual residual, to the primal objective and
+        // −(q/2)‖w‖² to the dual's (the QP's Wolfe dual; module docs, *FDROP*)
+        let q = self.quad;
+        let mut ww = 0.0;
         for j in 0..n {
-            rd_w[j] = -rd_w[j] - (self.zl[j] - self.zu[j]);
+            let w = self.u[j];
+            rd_w[j] = q * w - rd_w[j] - (self.zl[j] - self.zu[j]);
             dobj -= c * (self.zl[j] + self.zu[j]);
+            ww += w * w;
         }
+        pobj += 0.5 * q * ww;
+        dobj -= 0.5 * q * ww;
         for &i in &self.capped {
             dobj -= self.cap[i] * self.zc[i];
         }
