@@ -1,12 +1,14 @@
 //! `cargo xtask reproduce [--quick|--full] [--only NAME[,NAME…]] [--seed S] [--data-dir DIR]
-//! [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]`: regenerates every
+//! [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES] [--refit LEARNER]`:
+//! regenerates every
 //! table and figure of Dekel, Shamir & Xiao (2010) and Dekel & Shamir (ICML 2008), and the binary
 //! experiments of Ginodi (2010, `guru_binary`), into
 //! `docs/results/` (default; `docs/results/full/` with `--full`), with the papers' numbers beside
 //! ours. `--full` keeps every finished unit in `docs/results/full/cache-full.jsonl` and skips the
 //! units found there, so the
 //! papers' protocol runs in sittings: `--stop-after 120` starts no unit after two hours (exit
-//! status 3 while units are left), and the same command resumes.
+//! status 3 while units are left), and the same command resumes; `--refit fdrop` recomputes one
+//! learner's cells in the cached units after a change to its solver.
 //!
 //! The work is done by the `bulwark-reproduce` binary of `bulwark-eval` (built in release and
 //! run in its own process, like `bench lp`), so xtask keeps no dependencies. Exit status: 0 when
@@ -17,11 +19,12 @@ use std::process::Command;
 
 use crate::project_root;
 
-pub const USAGE: &str = "cargo xtask reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]
+pub const USAGE: &str = "cargo xtask reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES] [--refit LEARNER[,LEARNER...]]
   experiments: synth1 synth2 breast spam icml_random usps mnist guru_binary guru_kernel guru_multiclass rolr kls poisoning
   --quick (default) about 25 minutes on 2 cores (docs/results/run-quick.json); --full runs the papers' protocol and records its runtime
   --full keeps finished units in OUT/cache-full.jsonl (--cache FILE elsewhere, --no-cache none) and skips them when run again
   --stop-after MINUTES  start no unit after MINUTES (exit status 3 while units are left; the same command resumes)
+  --refit LEARNER  recompute that learner's cells (e.g. fdrop) in the cached units of the budget-curve experiments, keeping the other learners'
   data: the repository's data/ folder (wdbc and spambase are also embedded); --data-dir DIR or BULWARK_DATA=DIR for another directory";
 
 pub fn run(args: &[String]) -> Result<(), String> {

@@ -144,6 +144,51 @@ pub struct SplitOutcome {
     pub solver: SolverTally,
     /// One line per fit not answered cleanly by its first solver.
     pub solver_notes: Vec<String>,
+    /// The learners (registry names) whose cells were computed again after the rest of the
+    /// split ([`SplitOutcome::refit`]), or that a run with `--refit` computed with the rest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refits: Vec<String>,
+}
+
+impl SplitOutcome {
+    /// `learner`'s share of [`SplitOutcome::solver`], from its cells: each of its training runs
+    /// (one per budget for a learner trained with the budget, else one) tallies its grid into
+    /// every cell it produced.
+    fn tally_of(&self, learner: Learner) -> SolverTally {
+        let mut seen: Vec<u64> = Vec::new();
+        let mut t = SolverTally::default();
+        for cell in self.cells.iter().filter(|c| c.learner == learner) {
+            let run = if learner.uses_budget() {
+                cell.budget.to_bits()
+            } else {
+                0
+            };
+            if !seen.contains(&run) {
+                seen.push(run);
+                t.add(&cell.solver);
+            }
+        }
+        t
+    }
+
+    /// Replaces `learner`'s cells, failed fits, notes and share of the tally by those of `new`
+    /// (the same split run with `learner` alone) and records the refit; the other learners'
+    /// results stay as they were.
+    pub fn refit(&mut self, learner: Learner, new: SplitOutcome) {
+        let prefix = format!("{} C=", learner.name());
+        self.solver.sub(&self.tally_of(learner));
+        self.solver.add(&new.solver);
+        self.cells.retain(|c| c.learner != learner);
+        self.cells.extend(new.cells);
+        self.failures.retain(|f| !f.starts_with(&prefix));
+        self.failures.extend(new.failures);
+        self.solver_notes.retain(|f| !f.starts_with(&prefix));
+        self.solver_notes.extend(new.solver_notes);
+        let name = learner.registry_name().to_string();
+        if !self.refits.contains(&name) {
+            self.refits.push(name);
+        }
+    }
 }
 
 /// A stratified subsample of at most `k` of `idx` (class proportions kept, order sorted).

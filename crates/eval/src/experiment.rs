@@ -48,6 +48,10 @@ pub struct RunConfig {
     /// No unit starts after this instant; an experiment with units left ends
     /// [`crate::Outcome::Incomplete`] (its finished units are in the cache).
     pub deadline: Option<Instant>,
+    /// Learners (registry names) to recompute in the units found in the cache, the rest of
+    /// each unit kept (`--refit`; the budget-curve experiments): after a change to one
+    /// learner's solver, its cells are brought up to date without running the others again.
+    pub refit: Vec<String>,
 }
 
 impl RunConfig {
@@ -60,6 +64,7 @@ impl RunConfig {
             jobs: 1,
             cache: None,
             deadline: None,
+            refit: Vec::new(),
         }
     }
 }

@@ -403,6 +403,82 @@ pub fn curve_study(
     }
 }
 
+/// `--refit` ([`RunConfig::refit`]): recomputes the learners `refit` in every unit of `outs`
+/// that has not recorded them, the rest of the unit kept ([`curve::SplitOutcome::refit`]), and
+/// stores the updated unit with its compute seconds plus the refit's; with a deadline no refit
+/// starts after it ([`Outcome::Incomplete`]).
+#[allow(clippy::too_many_arguments)]
+fn refit_units(
+    name: &str,
+    tasks: &[(String, Dataset)],
+    spec: &CurveSpec,
+    cfg: &RunConfig,
+    obs: &dyn Observer,
+    (jobs, outs): (&[(usize, usize)], &mut [curve::SplitOutcome]),
+    refit: &[Learner],
+    key: impl Fn(usize, usize) -> (crate::cache::UnitKey, u64) + Sync,
+) -> Result<(), Outcome> {
+    let Some(cache) = cfg.cache.as_ref() else {
+        return Ok(());
+    };
+    let missing = |o: &curve::SplitOutcome| -> Vec<Learner> {
+        refit
+            .iter()
+            .copied()
+            .filter(|l| !o.refits.iter().any(|r| r == l.registry_name()))
+            .collect()
+    };
+    let todo: Vec<usize> = (0..jobs.len())
+        .filter(|&k| !missing(&outs[k]).is_empty())
+        .collect();
+    if todo.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = refit.iter().map(|l| l.registry_name()).collect();
+    let what = format!("{name} (refit {})", names.join(", "));
+    obs.on_start(&what, todo.len() as u64);
+    let ran = curve::run_jobs(&todo, cfg.jobs, |&k| {
+        if cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return None;
+        }
+        let (t, s) = jobs[k];
+        let (unit_key, seed) = key(t, s);
+        let started = std::time::Instant::now();
+        let mut out = outs[k].clone();
+        for learner in missing(&outs[k]) {
+            let alone = CurveSpec {
+                learners: vec![learner],
+                ..spec.clone()
+            };
+            match curve::run_split(&tasks[t].1, &alone, seed) {
+                Ok(new) => out.refit(learner, new),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        let before = cache
+            .get::<curve::SplitOutcome>(&unit_key)
+            .map_or(0.0, |c| c.0);
+        let seconds = before + started.elapsed().as_secs_f64();
+        if let Err(e) = cache.put(&unit_key, (name, &tasks[t].0, s), seconds, &out) {
+            obs.on_note(name, &format!("cannot store a refit unit: {e}"));
+        }
+        obs.on_unit(&what, &format!("{} split {s}", tasks[t].0));
+        Some(Ok(out))
+    });
+    let total = todo.len();
+    let mut done = 0;
+    for (&k, r) in todo.iter().zip(ran) {
+        if let Some(r) = r {
+            outs[k] = r.map_err(Outcome::Failed)?;
+            done += 1;
+        }
+    }
+    if done < total {
+        return Err(Outcome::Incomplete { done, total });
+    }
+    Ok(())
+}
+
 /// Runs a curve study over `tasks` (name, data) and fills rows (averaged over tasks and splits)
 /// and, with more than one task, per-task rows. With a cache ([`RunConfig::cache`]) the units
 /// (one split of one task) found there are not run again and every finished unit is stored; with
@@ -435,18 +511,44 @@ fn run_curves(
     let jobs: Vec<(usize, usize)> = (0..tasks.len())
         .flat_map(|t| (0..spec.splits).map(move |s| (t, s)))
         .collect();
-    let outs = crate::cache::run_units(
+    // `--refit`: the lineup's learners to recompute in cached units; a unit computed now is
+    // computed with them, so it records them as refit too
+    let refit: Vec<Learner> = spec
+        .learners
+        .iter()
+        .copied()
+        .filter(|l| cfg.refit.iter().any(|r| r == l.registry_name()))
+        .collect();
+    let mut outs = crate::cache::run_units(
         name,
         cfg,
         obs,
         &jobs,
         |&(t, s)| (key(t, s), tasks[t].0.clone(), s),
         |&(t, s)| {
-            let r = curve::run_split(&tasks[t].1, spec, split_seed(t, s));
+            let mut r = curve::run_split(&tasks[t].1, spec, split_seed(t, s));
+            if let Ok(o) = r.as_mut() {
+                o.refits = refit
+                    .iter()
+                    .map(|l| l.registry_name().to_string())
+                    .collect();
+            }
             obs.on_unit(name, &format!("{} split {s}", tasks[t].0));
             r
         },
     )?;
+    if !refit.is_empty() {
+        refit_units(
+            name,
+            tasks,
+            spec,
+            cfg,
+            obs,
+            (&jobs, &mut outs),
+            &refit,
+            |t, s| (key(t, s), split_seed(t, s)),
+        )?;
+    }
     let mut all_cells = Vec::new();
     let mut per_task: Vec<Vec<curve::Cell>> = vec![Vec::new(); tasks.len()];
     for (&(t, _), out) in jobs.iter().zip(outs) {

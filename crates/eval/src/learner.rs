@@ -8,9 +8,6 @@ use bulwark_core::{Dataset, Error, FitReport, HyperParams, LinearModel, ParamVal
 use bulwark_models::registry;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Pass cap of FDROP's solver in the grid search.
-pub const FDROP_MAX_PASSES: usize = 300;
-
 /// The tolerance the DSX LP is asked for in the grid search, and the one a failed fit is
 /// retried at (recorded as *relaxed* in the tables).
 pub const LP_TOLERANCE: f64 = 1e-6;
@@ -75,6 +72,13 @@ pub struct SolverTally {
 }
 
 impl SolverTally {
+    /// Subtracts `other` (a part of `self`; saturating at 0).
+    pub fn sub(&mut self, other: &SolverTally) {
+        self.fits = self.fits.saturating_sub(other.fits);
+        self.fallbacks = self.fallbacks.saturating_sub(other.fallbacks);
+        self.relaxed = self.relaxed.saturating_sub(other.relaxed);
+        self.not_converged = self.not_converged.saturating_sub(other.not_converged);
+    }
     /// Adds `other`.
     pub fn add(&mut self, other: &SolverTally) {
         self.fits += other.fits;
@@ -112,6 +116,10 @@ impl Learner {
     pub fn name(self) -> &'static str {
         self.0.title()
     }
+    /// The registry's name (`fdrop`, …), as `--refit` takes it.
+    pub fn registry_name(self) -> &'static str {
+        self.0.name()
+    }
     /// Whether training depends on the budget `N`.
     pub fn uses_budget(self) -> bool {
         self.0.uses_budget()
@@ -126,8 +134,9 @@ impl Learner {
     /// The hyper-parameters of one grid point: `C`, the budget `N` and the feature values for
     /// learners that take them, the seed, and the settings the protocol fixes (DSX §4: the
     /// LP at tolerance [`LP_TOLERANCE`]; the SVM at 1e-4; FDROP with `k = round(N)` deleted
-    /// features, by its dual coordinate descent at tolerance 1e-3 and at most
-    /// [`FDROP_MAX_PASSES`] passes — its certified gap says how far it got).
+    /// features by its default solver: the interior-point method for `0 < k < n` (tolerance
+    /// 1e-8, at most 200 iterations), the dual coordinate descent otherwise (`k = 0`: the SVM's
+    /// problem; a certified gap of 1e-3).
     fn params(
         self,
         train: &Dataset,
@@ -153,11 +162,7 @@ impl Learner {
                 let k = (n_budget.round() as usize).min(train.n_features());
                 p.set("k", ParamValue::Count(k as u64));
                 p.set("tolerance", ParamValue::Float(1e-3));
-                p.set("max_passes", ParamValue::Count(FDROP_MAX_PASSES as u64));
-                // The committed tables were computed by the dual coordinate descent; FDROP's
-                // interior-point solver (the library's default for k > 0, which converges where
-                // this one stops at the pass cap) replaces it here when they are recomputed.
-                p.set("solver", ParamValue::Text("dual-cd".into()));
+                p.set("solver", ParamValue::Text("auto".into()));
             }
             _ => {}
         }

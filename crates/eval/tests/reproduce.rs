@@ -212,3 +212,93 @@ fn the_unit_cache_resumes_a_run_with_the_same_results() {
     drop(cache);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--refit`: after a learner's cells in the cached units went stale (here: overwritten, as a
+/// change to its solver would leave them), a run with `refit = ["fdrop"]` recomputes exactly that
+/// learner's cells — FDROP's rows come back equal to a run without the cache, the LP's stay as
+/// the cache holds them — records the refit in each unit, and a second refit run has nothing
+/// left to do (it finishes even past its deadline).
+#[test]
+fn a_refit_recomputes_one_learners_cells_and_keeps_the_others() {
+    use std::sync::Arc;
+    let dir = std::env::temp_dir().join(format!("bulwark-eval-refit-{}", std::process::id()));
+    let path = dir.join("cache.jsonl");
+    let _ = std::fs::remove_dir_all(&dir);
+    let with_cache = |refit: &[&str], deadline: Option<std::time::Instant>| {
+        let mut c = cfg(2);
+        c.cache = Some(Arc::new(bulwark_eval::UnitCache::open(&path).unwrap()));
+        c.refit = refit.iter().map(|s| s.to_string()).collect();
+        c.deadline = deadline;
+        c
+    };
+    let done = |o: Outcome| match o {
+        Outcome::Done(r) => r,
+        other => panic!("expected a finished run, got {other:?}"),
+    };
+    let plain = done(run("breast", &cfg(1), &Silent));
+    done(run("breast", &with_cache(&[], None), &Silent));
+    // make every FDROP and LP cell of the cache stale, and drop any refit record
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut stale = String::new();
+    for line in text.lines() {
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let outcome = &mut v["outcome"];
+        for cell in outcome["cells"].as_array_mut().unwrap() {
+            match cell["learner"].as_str().unwrap() {
+                "fdrop" => cell["error"] = serde_json::json!(0.777),
+                "lp" => cell["error"] = serde_json::json!(0.555),
+                _ => {}
+            }
+        }
+        outcome.as_object_mut().unwrap().remove("refits");
+        stale.push_str(&v.to_string());
+        stale.push('\n');
+    }
+    std::fs::write(&path, stale).unwrap();
+    let refit = done(run("breast", &with_cache(&["fdrop"], None), &Silent));
+    let rows = |r: &bulwark_eval::ExperimentResult, learner: &str| -> Vec<f64> {
+        r.rows
+            .iter()
+            .filter(|row| row.learner == learner)
+            .map(|row| row.error.mean)
+            .collect()
+    };
+    assert!(!rows(&plain, "FDROP").is_empty());
+    assert_eq!(
+        rows(&refit, "FDROP"),
+        rows(&plain, "FDROP"),
+        "FDROP recomputed"
+    );
+    assert_eq!(rows(&refit, "SVM"), rows(&plain, "SVM"), "the SVM kept");
+    assert!(
+        rows(&refit, "LP").iter().all(|e| (e - 0.555).abs() < 1e-12),
+        "the LP kept as cached: {:?}",
+        rows(&refit, "LP")
+    );
+    assert_eq!(
+        refit.solver, plain.solver,
+        "the tally with FDROP's share replaced"
+    );
+    // every unit records the refit; a second refit run past its deadline has nothing to do
+    let cache = bulwark_eval::UnitCache::open(&path).unwrap();
+    let last: std::collections::HashMap<String, serde_json::Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["key"].as_str().unwrap().to_string(), v["outcome"].clone())
+        })
+        .collect();
+    assert_eq!(last.len(), cache.len());
+    assert!(
+        last.values()
+            .all(|o| o["refits"] == serde_json::json!(["fdrop"]))
+    );
+    let again = done(run(
+        "breast",
+        &with_cache(&["fdrop"], Some(std::time::Instant::now())),
+        &Silent,
+    ));
+    assert_eq!(rows(&again, "FDROP"), rows(&plain, "FDROP"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

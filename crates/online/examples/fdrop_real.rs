@@ -1,7 +1,9 @@
-//! FDROP (dual coordinate descent) on a pair of MNIST test-set digits, the first images of each
-//! class, min-max scaled: passes, certified gap and time per fit (development tool).
+//! FDROP on a pair of MNIST test-set digits, the first images of each class, min-max scaled:
+//! solver, passes or iterations, gap and time per fit (development tool).
 //!
-//! `fdrop_real <A,B> <per_class> <k> <C> [max_passes] [tol]`; `NOBIAS=1` fits without a bias.
+//! `fdrop_real <A,B> <per_class> <k> <C> [max_passes] [tol]`; `NOBIAS=1` fits without a bias,
+//! `DUALCD=1` by the dual coordinate descent (default: the library's choice), `SET=usps` on
+//! another built-in set.
 //! (The measurements of `docs/design/online.md`, *Limitations*.)
 #![allow(clippy::print_stdout)]
 
@@ -23,7 +25,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let c: f64 = a[3].parse()?;
     let passes: usize = a.get(4).map_or(Ok(300), |s| s.parse())?;
     let tol: f64 = a.get(5).map_or(Ok(1e-3), |s| s.parse())?;
-    let (raw, _) = load("mnist10k", None)?;
+    let set = std::env::var("SET").unwrap_or_else(|_| "mnist10k".into());
+    let (raw, _) = load(&set, None)?;
     let d = pairs::first_per_class(&raw, &BinaryTask::Pair(x.into(), y.into()), Some(per_class));
     let t = Instant::now();
     let f = FdropParams::new()

@@ -1,12 +1,15 @@
 //! `bulwark-reproduce [--quick|--full] [--only NAME[,NAME…]] [--seed S] [--data-dir DIR]
-//! [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]` — regenerates the
+//! [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES] [--refit LEARNER[,…]]`
+//! — regenerates the
 //! tables and figures of Dekel, Shamir & Xiao (2010), Dekel & Shamir (ICML 2008) and Ginodi (2010,
 //! ch. 2). Usually run
 //! through `cargo xtask reproduce`.
 //!
 //! With a cache (the default for `--full`: `<out>/cache-full.jsonl`) every finished unit (one
 //! split of one task) is kept, and a later run skips it: `--stop-after M` starts no unit after
-//! `M` minutes, and the same command resumes.
+//! `M` minutes, and the same command resumes. `--refit fdrop` recomputes that learner's cells in
+//! the cached units of the budget-curve experiments (after a change to its solver), keeping the
+//! other learners' (each refit unit is stored as soon as it finishes, so it resumes too).
 //!
 //! Exit status: 0 when every experiment ran or was skipped for missing data, 1 when an
 //! experiment failed for another reason, 2 on bad arguments, 3 when the time limit stopped an
@@ -23,10 +26,11 @@ use bulwark_eval::io::write_atomic;
 use bulwark_eval::{ALL, Mode, Observer, Outcome, RunConfig, UnitCache, report, run};
 use indicatif::{ProgressBar, ProgressStyle};
 
-const USAGE: &str = "usage: bulwark-reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES]
+const USAGE: &str = "usage: bulwark-reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES] [--refit LEARNER[,LEARNER...]]
   experiments: synth1 synth2 breast spam icml_random usps mnist guru_binary guru_kernel guru_multiclass rolr kls poisoning
   --cache FILE  keep every finished unit (one split of one task) in FILE and skip the units found there (default with --full: OUT/cache-full.jsonl)
-  --stop-after MINUTES  start no unit after MINUTES; the same command resumes (exit status 3 while units are left)";
+  --stop-after MINUTES  start no unit after MINUTES; the same command resumes (exit status 3 while units are left)
+  --refit LEARNER  recompute that learner's cells (registry name, e.g. fdrop) in the cached units of the budget-curve experiments, the other learners' kept";
 
 /// Where the cache lives: `--cache`, none (`--no-cache`), or the mode's default.
 enum CacheChoice {
@@ -89,6 +93,14 @@ fn parse() -> Result<Args, String> {
                             format!("--stop-after: `{v}` is not a positive number of minutes")
                         })?,
                 );
+            }
+            "--refit" => {
+                for name in value("--refit")?.split(',') {
+                    if bulwark_eval::Learner::named(name).is_err() {
+                        return Err(format!("--refit: unknown learner `{name}`\n{USAGE}"));
+                    }
+                    cfg.refit.push(name.to_string());
+                }
             }
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
