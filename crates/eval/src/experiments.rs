@@ -403,8 +403,8 @@ pub fn curve_study(
     }
 }
 
-/// `--refit` ([`RunConfig::refit`]): recomputes the learners `refit` in every unit of `outs`
-/// that has not recorded them, the rest of the unit kept ([`curve::SplitOutcome::refit`]), and
+/// `--refit` ([`RunConfig::refit`], and any refit a unit of the experiment records):
+/// recomputes the learners `refit` in every unit of `outs` that has not recorded them, the rest of the unit kept ([`curve::SplitOutcome::refit`]), and
 /// stores the updated unit with its compute seconds plus the refit's; with a deadline no refit
 /// starts after it ([`Outcome::Incomplete`]).
 #[allow(clippy::too_many_arguments)]
@@ -537,7 +537,21 @@ fn run_curves(
             r
         },
     )?;
-    if !refit.is_empty() {
+    // a refit recorded by any unit applies to every unit of the experiment, so a table is never
+    // rendered from a mix of refit and stale cells (a refit stopped by `--stop-after` is
+    // completed by the next run, with or without `--refit`)
+    let recorded: Vec<Learner> = spec
+        .learners
+        .iter()
+        .copied()
+        .filter(|l| {
+            refit.contains(l)
+                || outs
+                    .iter()
+                    .any(|o| o.refits.iter().any(|r| r == l.registry_name()))
+        })
+        .collect();
+    if !recorded.is_empty() {
         refit_units(
             name,
             tasks,
@@ -545,7 +559,7 @@ fn run_curves(
             cfg,
             obs,
             (&jobs, &mut outs),
-            &refit,
+            &recorded,
             |t, s| (key(t, s), split_seed(t, s)),
         )?;
     }

@@ -300,5 +300,23 @@ fn a_refit_recomputes_one_learners_cells_and_keeps_the_others() {
         &Silent,
     ));
     assert_eq!(rows(&again, "FDROP"), rows(&plain, "FDROP"));
+    // one unit stale again and without its record (a refit stopped part-way): a run without
+    // `--refit` completes the refit the other units record instead of mixing stale cells in
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let v = lines.last_mut().unwrap();
+    for cell in v["outcome"]["cells"].as_array_mut().unwrap() {
+        if cell["learner"] == "fdrop" {
+            cell["error"] = serde_json::json!(0.777);
+        }
+    }
+    v["outcome"].as_object_mut().unwrap().remove("refits");
+    let text: String = lines.iter().map(|v| format!("{v}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    let completed = done(run("breast", &with_cache(&[], None), &Silent));
+    assert_eq!(rows(&completed, "FDROP"), rows(&plain, "FDROP"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -175,7 +175,8 @@ pub struct IpmOutcome {
     pub status: Status,
     /// `(w, b)`: the first `n + 1` variables.
     pub wb: Vec<f64>,
-    /// LP (4)'s objective `(1/m) Σ ξ_i` at the final iterate.
+    /// LP (4)'s objective `(1/m) Σ ξ_i` at the final iterate (for FDROP's QP plus its
+    /// quadratic term over `m`: module docs, *FDROP*).
     pub objective: f64,
     /// The dual objective, on the same scale.
     pub dual_objective: f64,
