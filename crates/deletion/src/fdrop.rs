@@ -62,6 +62,11 @@ pub struct FdropIpmSolution {
     pub dual_residual: f64,
     /// The radius of the (inactive) box the method works in.
     pub box_radius: f64,
+    /// When FDROP's certificate ended the run ([`crate::ipm`], *FDROP*): the last iterate's
+    /// relative dual residual. `gap` is then the certified relative gap between FDROP's
+    /// objective at `(w, b)` and the dual value of a feasible dual point (a lower bound on the
+    /// optimum), `dual_objective` that value and `dual_residual` 0.
+    pub certified_from: Option<f64>,
 }
 
 impl FdropIpmSolution {
@@ -118,6 +123,7 @@ impl FdropIpm {
             primal_residual: out.primal_residual,
             dual_residual: out.dual_residual,
             box_radius: radius,
+            certified_from: out.repaired_from,
         })
     }
 }

@@ -302,6 +302,11 @@ impl FdropParams {
         d.insert("primal_residual".into(), sol.primal_residual);
         d.insert("dual_residual".into(), sol.dual_residual);
         d.insert("box_radius".into(), sol.box_radius);
+        // FDROP's certificate ended the run: the last iterate's dual residual (the gap is then
+        // certified: FDROP's objective against a feasible dual point's value)
+        if let Some(r) = sol.certified_from {
+            d.insert("dual_repaired_from".into(), r);
+        }
         d.insert("C".into(), self.common.c);
         Ok(Fitted { model, report })
     }

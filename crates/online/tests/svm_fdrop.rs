@@ -187,6 +187,45 @@ fn fdrop_interior_point_matches_clarabel() {
     }
 }
 
+/// Asked for 1e-9, the interior-point method's dual residual stalls at 1.0e-9 on this instance
+/// (it then diverges, and the run used to end with a numerical error at 1e-3): FDROP's
+/// certificate answers instead, with a certified gap within the tolerance at clarabel's
+/// optimum. With the certificate off the run fails, so the certificate is what answered.
+#[test]
+fn fdrop_certificate_answers_where_the_dual_residual_stalls() {
+    let data = gaussian_data(30, 5, 0.8, 100);
+    let (qp, _, _) = clarabel_fdrop(&data, 1.0, 1);
+    let solve = |certify_within: f64| {
+        bulwark_deletion::FdropIpm {
+            k: 1,
+            c: 1.0,
+            tolerance: 1e-9,
+            max_iter: 200,
+            threads: Some(1),
+            settings: bulwark_deletion::DsxIpmSettings::builder()
+                .certify_within(certify_within)
+                .build()
+                .unwrap(),
+        }
+        .solve(&data)
+        .unwrap()
+    };
+    let without = solve(0.0);
+    assert!(!without.is_optimal(), "{without:?}");
+    let sol = solve(100.0);
+    assert!(sol.is_optimal(), "{sol:?}");
+    assert!(sol.certified_from.is_some_and(|r| r > 1e-9), "{sol:?}");
+    assert!(
+        sol.gap <= 1e-9 && sol.dual_objective <= qp * (1.0 + 1e-8),
+        "{sol:?}"
+    );
+    assert!(
+        rel(sol.objective, qp) < 1e-7,
+        "{} vs clarabel {qp}",
+        sol.objective
+    );
+}
+
 #[test]
 fn fdrop_with_k_zero_is_the_svm() {
     let data = gaussian_data(70, 6, 0.6, 9);

@@ -1,6 +1,7 @@
 //! An optimality certificate for an iterate whose dual residual the solves cannot remove
 //! (module docs of [`crate::ipm`], *Certificate*): the closed-form objective at the iterate's
 //! `(w, b)` against the objective of an exactly feasible dual point repaired from its duals.
+//! FDROP's QP has its own (module docs, *FDROP*).
 
 use super::DsxIpm;
 
@@ -26,6 +27,85 @@ impl DsxIpm<'_> {
             dual,
             gap: (primal - dual).abs() / (1.0 + primal.abs()),
             dual_residual,
+        }
+    }
+
+    /// FDROP's certificate of the current iterate (module docs of [`crate::ipm`], *FDROP*), on
+    /// the solver's scale (FDROP's objective over `C`): its primal objective at the iterate's
+    /// `(w, b)` and the dual value at the feasible point repaired from the row duals. Three
+    /// passes over the rows; allocates nothing.
+    pub(super) fn fdrop_certificate(&mut self) -> Certificate {
+        let (n, lp) = (self.n, self.lp);
+        // FDROP's C: q = C_box² / C (module docs)
+        let c = lp.c * lp.c / self.quad;
+        let k = lp.budget.budget();
+        let (w, b) = (&mut self.qbufs[..n], self.u[n]);
+        for (o, &u) in w.iter_mut().zip(&self.u[..n]) {
+            *o = lp.c * u;
+        }
+        // the primal: ‖w‖²/(2C) + Σ_i [1 − y_i(w·x_i + b) + Σ_{top K} [y_i w_j x_ij]_+]_+
+        let mut primal = w.iter().map(|v| v * v).sum::<f64>() / (2.0 * c);
+        for i in 0..lp.m() {
+            let (yi, nz) = (lp.y[i], lp.indptr[i]);
+            let mut margin = b;
+            self.harm.clear();
+            for t in 0..lp.support_len(i) {
+                let wx = w[lp.col(i, t)] * lp.x[nz + t];
+                margin += wx;
+                if yi * wx > 0.0 {
+                    self.harm.push(yi * wx);
+                }
+            }
+            let kk = (k as usize).min(self.harm.len());
+            if kk < self.harm.len() {
+                self.harm.select_nth_unstable_by(kk, |a, b| b.total_cmp(a));
+            }
+            let top: f64 = self.harm[..kk].iter().sum();
+            primal += (1.0 - yi * margin + top).max(0.0);
+        }
+        // the dual point: per example λ' = y_a clipped into [0, 1] and the kept weights
+        // λ' − μ'_j = y_b clipped into [0, λ'], with the deletions μ' scaled into Σ_j μ'_j ≤ K λ'
+        // the bias equation Σ y_i λ_i = 0: the heavier class scaled down
+        let (mut pos, mut neg) = (0.0, 0.0);
+        for i in 0..lp.m() {
+            let ya = self.y[lp.row_offset(i)].clamp(0.0, 1.0);
+            if lp.y[i] > 0.0 { pos += ya } else { neg += ya }
+        }
+        let (sp, sn) = if pos > neg {
+            (if pos > 0.0 { neg / pos } else { 0.0 }, 1.0)
+        } else {
+            (1.0, if neg > 0.0 { pos / neg } else { 0.0 })
+        };
+        // g = Σ_i y_i Σ_j (λ'_i − μ'_ij) x_ij, so w(λ, μ) = C g and the dual value over C is
+        // Σ λ' − (C/2)‖g‖²
+        let g = &mut self.qbufs[..n];
+        g.fill(0.0);
+        let mut dual = 0.0;
+        for i in 0..lp.m() {
+            let (yi, nz) = (lp.y[i], lp.indptr[i]);
+            let s = if yi > 0.0 { sp } else { sn };
+            let kk = lp.support_len(i);
+            let ya = self.y[lp.row_offset(i)].clamp(0.0, 1.0);
+            dual += s * ya;
+            if kk == 0 {
+                continue;
+            }
+            let r0 = lp.row_offset(i);
+            let del: f64 = (0..kk)
+                .map(|t| ya - self.y[r0 + 1 + t].clamp(0.0, ya))
+                .sum();
+            let f = if del > k * ya { k * ya / del } else { 1.0 };
+            for t in 0..kk {
+                let kept = ya - f * (ya - self.y[r0 + 1 + t].clamp(0.0, ya));
+                g[lp.col(i, t)] += yi * s * kept * lp.x[nz + t];
+            }
+        }
+        dual -= 0.5 * c * g.iter().map(|v| v * v).sum::<f64>();
+        Certificate {
+            primal,
+            dual,
+            gap: (primal - dual).abs() / (1.0 + primal.abs()),
+            dual_residual: 0.0,
         }
     }
 
@@ -307,6 +387,116 @@ mod tests {
             .map(|i| if i % 3 == 0 { Sign::Pos } else { Sign::Neg })
             .collect();
         Dataset::binary("random", DenseMatrix::from_rows(&rows).unwrap(), y).unwrap()
+    }
+
+    /// FDROP's certificate (module docs of [`crate::ipm`], *FDROP*) is tight at the method's
+    /// answer (a gap of 1e-7 at most) and a valid bound from any iterate: from the answer's
+    /// duals perturbed by up to 5 %, and from random row duals (either sign, beyond 1) and a
+    /// random `(w, b)`, its dual value is at most FDROP's optimum and its primal at least it.
+    /// The optimum is the IPM's, which `bulwark-online`'s tests check against clarabel.
+    #[test]
+    fn fdrop_certificate_bounds_the_optimum() {
+        use crate::fdrop::FdropIpm;
+        for (seed, k, c) in [(1, 1usize, 1.0), (2, 1, 2.0), (3, 1, 10.0), (4, 1, 50.0)] {
+            // labels from a random direction and an offset (a bias worth fitting), 15 % flipped
+            let d = {
+                let raw = data(60, 20, seed);
+                let mut rng = rng_from_seed(seed + 50);
+                let a: Vec<f64> = (0..20).map(|_| rng.random_range(-1.0..1.0)).collect();
+                let y: Vec<Sign> = (0..60)
+                    .map(|i| {
+                        let s = raw.row(i).dot(&a) > 0.3;
+                        if s != (rng.random_range(0.0..1.0) < 0.15) {
+                            Sign::Pos
+                        } else {
+                            Sign::Neg
+                        }
+                    })
+                    .collect();
+                Dataset::binary("signal", raw.features().to_dense(), y).unwrap()
+            };
+            let plain = FdropIpm {
+                k,
+                c,
+                tolerance: 1e-8,
+                max_iter: 200,
+                threads: Some(1),
+                settings: DsxIpmSettings::default(),
+            }
+            .solve(&d)
+            .unwrap();
+            assert!(plain.is_optimal(), "{plain:?}");
+            let wmax = plain.w.iter().fold(0.0f64, |a, w| a.max(w.abs()));
+            assert!(
+                wmax > 0.1,
+                "seed {seed}: a trivial model, objective {}",
+                plain.objective
+            );
+            let opt = plain.objective;
+            let fb = FeatureBudget::uniform(20, k as f64).unwrap();
+            let lp = Lp4::new(&d, &fb, plain.box_radius).unwrap();
+            let q = plain.box_radius * plain.box_radius / c;
+            let mut ipm = DsxIpm::new(&lp, Some(1), &DsxIpmSettings::default())
+                .unwrap()
+                .for_fdrop(q);
+            // at the method's own answer the certificate is tight
+            let opts = super::super::IpmOptions {
+                tolerance: 1e-8,
+                max_iter: 200,
+                time_limit: f64::INFINITY,
+            };
+            ipm.run(opts, None).unwrap();
+            let cert = ipm.fdrop_certificate();
+            assert!(cert.gap <= 1e-7, "{cert:?}");
+            assert!(c * cert.dual <= opt * (1.0 + 1e-12), "{cert:?} vs {opt}");
+            // its duals moved off the dual feasible set, along each constraint the repair
+            // restores, stay a lower bound: one class's duals scaled (the bias equation), the
+            // rows b_ij's scaled down (more deletions than K λ_i) or up (`y_b > y_a`: negative
+            // deletions), random noise (the boxes)
+            let duals = ipm.y.clone();
+            let mut rng = rng_from_seed(seed + 100);
+            for (move_kind, eps) in (0..4).flat_map(|kind| {
+                [1e-3, -1e-3, 1e-5, -1e-5]
+                    .into_iter()
+                    .map(move |e| (kind, e))
+            }) {
+                ipm.y.copy_from_slice(&duals);
+                for i in 0..lp.m() {
+                    let (r0, kk) = (lp.row_offset(i), lp.support_len(i));
+                    for r in r0..=r0 + kk {
+                        let v = &mut ipm.y[r];
+                        match move_kind {
+                            0 if lp.y[i] > 0.0 => *v *= 1.0 + eps,
+                            1 if r > r0 => *v *= 1.0 - eps.abs(),
+                            3 if r > r0 => *v *= 1.0 + eps.abs(),
+                            2 => *v += eps * rng.random_range(-1.0..1.0),
+                            _ => {}
+                        }
+                    }
+                }
+                let cert = ipm.fdrop_certificate();
+                assert!(
+                    c * cert.dual <= opt * (1.0 + 1e-12),
+                    "move {move_kind} by {eps:e}: {} vs {opt}",
+                    c * cert.dual
+                );
+            }
+            // from random duals and points
+            for _ in 0..20 {
+                for v in ipm.y.iter_mut() {
+                    *v = rng.random_range(-0.3..1.3);
+                }
+                let n = ipm.n;
+                for w in &mut ipm.u[..n] {
+                    *w = rng.random_range(-0.2..0.2);
+                }
+                ipm.u[n] = rng.random_range(-2.0..2.0);
+                let cert = ipm.fdrop_certificate();
+                // the certificate works on FDROP's scale over C
+                assert!(c * cert.dual <= opt * (1.0 + 1e-12), "{cert:?} vs {opt}");
+                assert!(c * cert.primal >= opt * (1.0 - 1e-12), "{cert:?} vs {opt}");
+            }
+        }
     }
 
     /// From arbitrary row duals (either sign, beyond 1), the repaired point satisfies every

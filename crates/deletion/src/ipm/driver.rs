@@ -50,6 +50,15 @@ impl DsxIpm<'_> {
     pub(crate) fn solve(
         mut self,
         opts: IpmOptions,
+        progress: Option<Progress<'_>>,
+    ) -> Result<IpmOutcome> {
+        self.run(opts, progress)
+    }
+
+    /// Runs the method, keeping the final iterate in `self` (for tests).
+    pub(super) fn run(
+        &mut self,
+        opts: IpmOptions,
         mut progress: Option<Progress<'_>>,
     ) -> Result<IpmOutcome> {
         let start = Instant::now();
@@ -94,13 +103,14 @@ impl DsxIpm<'_> {
             // the certificate of an iterate near the optimum that misses a test (module docs,
             // *Certificate*)
             let tol = opts.tolerance;
-            // (LP (4) only: the closed form has no quadratic term)
-            if self.quad == 0.0
-                && pres <= tol
-                && gap <= self.settings.certify_within * tol
-                && (dres > tol || gap > tol)
+            if pres <= tol && gap <= self.settings.certify_within * tol && (dres > tol || gap > tol)
             {
-                let cert = self.certificate();
+                // (FDROP's QP has its own: module docs, *FDROP*)
+                let cert = if self.quad > 0.0 {
+                    self.fdrop_certificate()
+                } else {
+                    self.certificate()
+                };
                 if cert.gap <= tol && cert.dual_residual <= tol {
                     last = (cert.primal, cert.dual, pres, cert.dual_residual, cert.gap);
                     repaired_from = Some(dres);

@@ -109,8 +109,13 @@
 //! `Σ ξ_i + (q/2)‖w‖²` with `q = C_box²/C`. The quadratic adds `q w` to `w`'s dual residual,
 //! `q` to the `w` block of `H` (so the factorisation and the refined solves are LP (4)'s), and
 //! `−(q/2)‖w‖²` to the dual objective (the QP's Wolfe dual); the primal and dual steps are then
-//! equal (`w`'s dual residual depends on `w`), and the certificate, which is LP (4)'s closed
-//! form, is not used. The box stays, with a radius at which it is never active.
+//! equal (`w`'s dual residual depends on `w`). The box stays, with a radius at which it is never
+//! active. The certificate is FDROP's own (`certificate`): FDROP's objective at the iterate's
+//! `(w, b)` against the value of FDROP's dual (Globerson & Roweis; `bulwark-online`'s dual
+//! solver) at a feasible point repaired from the row duals — `λ_i = C y_a`,
+//! `μ_ij = C (y_a − y_b)`, clipped into `0 ≤ μ_ij ≤ λ_i ≤ C`, `Σ_j μ_ij ≤ K λ_i`, the heavier
+//! class scaled so that `Σ_i y_i λ_i = 0` — whose value `Σ λ − ½‖w(λ, μ)‖²` is a lower bound
+//! on the optimum whatever the iterate's residuals.
 //!
 //! All vectors are allocated once; the iteration loop allocates nothing.
 //!
@@ -359,6 +364,8 @@ pub(crate) struct DsxIpm<'a> {
     clean_factor: bool,
     /// The closed-form objective's scratch ([`DsxIpm::certificate`]).
     worst_case: DeletionScratch,
+    /// The harms of one example (FDROP's certificate, [`DsxIpm::fdrop_certificate`]).
+    harm: Vec<f64>,
     /// Correctors kept (total).
     correctors: u32,
     /// Directions refined on the dual equations.
@@ -526,6 +533,7 @@ impl<'a> DsxIpm<'a> {
             checked_solve: false,
             clean_factor: false,
             worst_case: DeletionScratch::with_capacity(n),
+            harm: Vec::with_capacity(n),
             correctors: 0,
             refinements: 0,
             rp_zero: false,
