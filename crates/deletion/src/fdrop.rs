@@ -77,9 +77,14 @@ impl FdropIpmSolution {
 }
 
 impl FdropIpm {
-    /// Solves FDROP on `data` (binary, both classes, finite), `k ≤ n`.
+    /// Solves FDROP on `data` (binary, both classes, finite), `1 ≤ k < n`; a bad parameter is
+    /// a typed error naming it.
     pub fn solve(&self, data: &Dataset) -> Result<FdropIpmSolution> {
         bulwark_core::error::check_positive("C", self.c)?;
+        bulwark_core::error::check_positive("tolerance", self.tolerance)?;
+        if self.max_iter == 0 {
+            return Err(Error::param("max_iter", 0, "must be >= 1").into());
+        }
         self.settings
             .validate()
             .map_err(crate::params::settings_error)?;

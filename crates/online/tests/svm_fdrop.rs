@@ -312,6 +312,48 @@ fn bad_input_is_a_typed_error() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("`solver`"), "{e}");
+    // the interior-point solver itself names its bad parameters
+    let ipm = bulwark_deletion::FdropIpm {
+        k: 1,
+        c: 1.0,
+        tolerance: 1e-8,
+        max_iter: 200,
+        threads: None,
+        settings: bulwark_deletion::DsxIpmSettings::default(),
+    };
+    for (bad, name) in [
+        (
+            bulwark_deletion::FdropIpm {
+                c: f64::NAN,
+                ..ipm.clone()
+            },
+            "`C`",
+        ),
+        (
+            bulwark_deletion::FdropIpm {
+                tolerance: 0.0,
+                ..ipm.clone()
+            },
+            "`tolerance`",
+        ),
+        (
+            bulwark_deletion::FdropIpm {
+                max_iter: 0,
+                ..ipm.clone()
+            },
+            "`max_iter`",
+        ),
+        (
+            bulwark_deletion::FdropIpm {
+                k: 3,
+                ..ipm.clone()
+            },
+            "`k`",
+        ),
+    ] {
+        let e = bad.solve(&data).unwrap_err().to_string();
+        assert!(e.contains(name), "{e}");
+    }
     let one = Dataset::binary(
         "one",
         DenseMatrix::from_rows(&[vec![1.0], vec![2.0]]).unwrap(),
