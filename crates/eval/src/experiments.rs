@@ -404,9 +404,10 @@ pub fn curve_study(
 }
 
 /// `--refit` ([`RunConfig::refit`], and any refit a unit of the experiment records):
-/// recomputes the learners `refit` in every unit of `outs` that has not recorded them, the rest of the unit kept ([`curve::SplitOutcome::refit`]), and
-/// stores the updated unit with its compute seconds plus the refit's; with a deadline no refit
-/// starts after it ([`Outcome::Incomplete`]).
+/// recomputes the learners `refit` in every unit of `outs` that has not recorded them, the rest
+/// of the unit kept ([`curve::SplitOutcome::refit`]), and stores the updated unit with its
+/// compute seconds plus the refit's; with a deadline no refit starts after it
+/// ([`Outcome::Incomplete`]).
 #[allow(clippy::too_many_arguments)]
 fn refit_units(
     name: &str,
@@ -511,13 +512,26 @@ fn run_curves(
     let jobs: Vec<(usize, usize)> = (0..tasks.len())
         .flat_map(|t| (0..spec.splits).map(move |s| (t, s)))
         .collect();
-    // `--refit`: the lineup's learners to recompute in cached units; a unit computed now is
-    // computed with them, so it records them as refit too
+    // The learners to bring up to date in cached units: those `--refit` names and any refit a
+    // cached unit of this experiment records, so a table is never rendered from a mix of refit
+    // and stale cells (a refit stopped by `--stop-after` is completed by the next run, with or
+    // without `--refit`). A unit computed now is computed with them, so it records them too.
+    let cached_refits: Vec<String> = match cfg.cache.as_ref() {
+        Some(cache) => jobs
+            .iter()
+            .filter_map(|&(t, s)| cache.get::<curve::SplitOutcome>(&key(t, s)))
+            .flat_map(|(_, o)| o.refits)
+            .collect(),
+        None => Vec::new(),
+    };
     let refit: Vec<Learner> = spec
         .learners
         .iter()
         .copied()
-        .filter(|l| cfg.refit.iter().any(|r| r == l.registry_name()))
+        .filter(|l| {
+            let name = l.registry_name();
+            cfg.refit.iter().chain(&cached_refits).any(|r| r == name)
+        })
         .collect();
     let mut outs = crate::cache::run_units(
         name,
@@ -537,21 +551,7 @@ fn run_curves(
             r
         },
     )?;
-    // a refit recorded by any unit applies to every unit of the experiment, so a table is never
-    // rendered from a mix of refit and stale cells (a refit stopped by `--stop-after` is
-    // completed by the next run, with or without `--refit`)
-    let recorded: Vec<Learner> = spec
-        .learners
-        .iter()
-        .copied()
-        .filter(|l| {
-            refit.contains(l)
-                || outs
-                    .iter()
-                    .any(|o| o.refits.iter().any(|r| r == l.registry_name()))
-        })
-        .collect();
-    if !recorded.is_empty() {
+    if !refit.is_empty() {
         refit_units(
             name,
             tasks,
@@ -559,7 +559,7 @@ fn run_curves(
             cfg,
             obs,
             (&jobs, &mut outs),
-            &recorded,
+            &refit,
             |t, s| (key(t, s), split_seed(t, s)),
         )?;
     }

@@ -203,8 +203,9 @@ pub enum FdropSolver {
     DualCd,
     /// `bulwark-deletion`'s structured interior-point method on FDROP's QP (LP (4)'s
     /// constraints with `½‖w‖²` for the box): tens of iterations, each one factorisation of an
-    /// `(n + 1) × (n + 1)` matrix; always fits the bias. The report's `tolerance` is then the
-    /// method's (relative residuals and gap), `max_passes` its iteration limit when below 200.
+    /// `(n + 1) × (n + 1)` matrix; always fits the bias; needs `0 < k < n`. Its tolerance is
+    /// 1e-8 on its relative residuals and gap (the report's `tolerance`; FDROP's own is the
+    /// dual solver's), `max_passes` its iteration limit when below 200.
     InteriorPoint,
 }
 
@@ -326,8 +327,9 @@ fn deletion_error(e: bulwark_deletion::DeletionError) -> Error {
 
 /// The interior-point method's tolerance on its relative residuals and gap (the structured
 /// IPM's default for LP (4)); FDROP's `tolerance`, a certified gap of the dual solver, does not
-/// apply to it (tighter tolerances meet the rounding floor of the solves: a 30 × 5 instance
-/// reached 1.0e-9 and then lost its dual residual).
+/// apply to it. Tighter tolerances meet the rounding floor of the solves (a 30 × 5 instance
+/// reaches a dual residual of 1.0e-9 and then loses it), where only FDROP's certificate can
+/// still end the run.
 const IPM_TOLERANCE: f64 = 1e-8;
 
 /// The FDROP objective `½‖w‖² + C Σ [1 − y(w·x + b) + Σ_{top k}[y w_j x_j]_+]_+` of a model
