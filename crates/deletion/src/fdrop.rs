@@ -150,14 +150,18 @@ pub fn fdrop_objective(w: &[f64], b: f64, data: &Dataset, c: f64, k: usize) -> R
                 .map(|(j, v)| yi * w[j] * v)
                 .filter(|h| *h > 0.0),
         );
-        let top = if harm.len() > k {
-            harm.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
-            &harm[..k]
-        } else {
-            &harm[..]
-        };
-        let h: f64 = top.iter().sum();
-        loss += (1.0 - yi * (x.dot(w) + b) + h).max(0.0);
+        loss += example_loss(yi * (x.dot(w) + b), &mut harm, k);
     }
     Ok(0.5 * w.iter().map(|v| v * v).sum::<f64>() + c * loss)
+}
+
+/// One example's FDROP loss `[1 − y(w·x + b) + Σ_{top k} h_j]_+` from its margin `y(w·x + b)`
+/// and its positive harms `h` (reordered).
+pub(crate) fn example_loss(margin: f64, harm: &mut [f64], k: usize) -> f64 {
+    let k = k.min(harm.len());
+    if k < harm.len() {
+        harm.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
+    }
+    let top: f64 = harm[..k].iter().sum();
+    (1.0 - margin + top).max(0.0)
 }

@@ -56,15 +56,10 @@ impl DsxIpm<'_> {
                     self.harm.push(yi * wx);
                 }
             }
-            let kk = (k as usize).min(self.harm.len());
-            if kk < self.harm.len() {
-                self.harm.select_nth_unstable_by(kk, |a, b| b.total_cmp(a));
-            }
-            let top: f64 = self.harm[..kk].iter().sum();
-            primal += (1.0 - yi * margin + top).max(0.0);
+            primal += crate::fdrop::example_loss(yi * margin, &mut self.harm, k as usize);
         }
         // the dual point: per example λ' = y_a clipped into [0, 1] and the kept weights
-        // λ' − μ'_j = y_b clipped into [0, λ'], with the deletions μ' scaled into Σ_j μ'_j ≤ K λ'
+        // λ' − μ'_j = y_b clipped into [0, λ'], with the deletions μ' scaled into Σ_j μ'_j ≤ K λ';
         // the bias equation Σ y_i λ_i = 0: the heavier class scaled down
         let (mut pos, mut neg) = (0.0, 0.0);
         for i in 0..lp.m() {
