@@ -13,7 +13,9 @@
 //! products by `A` and `Aᵀ` are applied from the structure in `O(nnz)`; no matrix is stored
 //! besides the data. Nothing is allocated after [`StructuredBackend::analyze`].
 
-use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, RowsRef};
+use bulwark_linalg::{
+    DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, PairScaling, RowsRef,
+};
 use bulwark_lp::KktError;
 use bulwark_lp::kkt::{KktBackend, KktInfo, KktProblem, RowKind};
 
@@ -37,10 +39,10 @@ impl Scalings {
     fn view(&self) -> DsxScalings<'_> {
         DsxScalings {
             theta: &self.theta,
-            phi: &self.phi,
+            phi: PairScaling::Values(&self.phi),
             w_diag: &self.w_diag,
             b_diag: self.b_diag,
-            sigma: &self.sigma,
+            sigma: PairScaling::Values(&self.sigma),
             rho: &self.rho,
             kappa: &self.kappa,
         }

@@ -1,7 +1,7 @@
 //! Normal-equation solve (factor + solve) against a plain faer GEMM `XᵀDX` of the same shape,
 //! measured in the same run. Fixed seeds; instances are built outside the timed closures.
 
-use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, Par, RowsRef, SchurKernel};
+use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, PairScaling, Par, RowsRef, SchurKernel};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use faer::{Accum, Mat};
 use rand::{Rng, SeedableRng};

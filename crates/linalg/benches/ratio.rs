@@ -3,7 +3,7 @@
 //! repetitions is reported). Complements the criterion bench `normal_eq`.
 #![allow(clippy::print_stdout)]
 
-use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, Par, RowsRef, SchurKernel};
+use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, PairScaling, Par, RowsRef, SchurKernel};
 use faer::{Accum, Mat};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

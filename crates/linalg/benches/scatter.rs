@@ -6,7 +6,7 @@
 //! (`seq`/`par`: time one mode only, e.g. under `perf stat`).
 #![allow(clippy::print_stdout)]
 
-use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, Par, RowsRef, SchurKernel};
+use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, PairScaling, Par, RowsRef, SchurKernel};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;

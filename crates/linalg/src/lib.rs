@@ -6,8 +6,8 @@ pub mod error;
 
 pub use arrow::{ArrowCholesky, ArrowMatrix, ArrowPlusRankOne};
 pub use dsx::{
-    DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, FactorInfo, RefineInfo, RowsRef,
-    SchurKernel,
+    DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, FactorInfo, PairScaling,
+    RefineInfo, RowsRef, SchurKernel,
 };
 pub use error::{Block, LinalgError, Result};
 /// Re-export of faer's parallelism setting used in [`DsxSettings::par`].

@@ -4,7 +4,7 @@ mod common;
 
 use bulwark_linalg::{
     Block, DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, FactorInfo, LinalgError,
-    Par, RowsRef, SchurKernel,
+    PairScaling, Par, RowsRef, SchurKernel,
 };
 use common::*;
 use proptest::prelude::*;
@@ -304,10 +304,10 @@ fn zero_pivots_are_typed_errors() {
 fn two_absent_scalings<'a>(phi: &'a [f64; 3], w_diag: &'a [f64; 3]) -> DsxScalings<'a> {
     DsxScalings {
         theta: &[1.0, 2.0],
-        phi,
+        phi: PairScaling::Values(phi),
         w_diag,
         b_diag: 0.0,
-        sigma: &[1.0, 1.0, 1.0],
+        sigma: PairScaling::Values(&[1.0, 1.0, 1.0]),
         rho: &[1.0, 1.0],
         kappa: &[1.0, 1.0],
     }
@@ -680,7 +680,7 @@ fn solve_in_place_checks_the_scalings_it_is_given() {
     sys.factor(&sc.as_ref()).unwrap();
     let mut r = random_vec(sys.len(), 1);
     let mut view = sc.as_ref();
-    view.phi = &view.phi[1..];
+    view.phi = PairScaling::Values(&sc.phi[1..]);
     assert!(matches!(
         sys.solve_in_place(&view, &mut r),
         Err(LinalgError::DimensionMismatch { name: "phi", .. })
@@ -791,4 +791,165 @@ fn gemm_kernel_bands_bit_identical_across_threads() {
         d <= 1e-10 * scale,
         "GEMM vs scatter factor differ by {d} (scale {scale})"
     );
+}
+
+/// `φ` and `σ` laid out as an IPM holds its iterate: the duals and slacks over the rows
+/// (`a_i` before each example's `b_ij`) and over the variables (`(w, b)` first, `λ_i`, `ξ_i` after
+/// each example's `α_ij`), with values of their own in the slots that are not `b_ij` or `α_ij`.
+struct Layout {
+    y: Vec<f64>,
+    s: Vec<f64>,
+    z: Vec<f64>,
+    u: Vec<f64>,
+}
+
+impl Layout {
+    fn new(sys: &DsxSystem<'_>, seed: u64) -> Self {
+        let spread = |len: usize, seed: u64| -> Vec<f64> {
+            random_vec(len, seed)
+                .iter()
+                .map(|v| 10f64.powf(3.0 * v))
+                .collect()
+        };
+        Self {
+            y: spread(sys.n_rows(), seed),
+            s: spread(sys.n_rows(), seed + 1),
+            z: spread(sys.len(), seed + 2),
+            u: spread(sys.len(), seed + 3),
+        }
+    }
+
+    fn ratios(&self, n: usize) -> (PairScaling<'_>, PairScaling<'_>) {
+        (
+            PairScaling::Ratio {
+                num: &self.y,
+                den: &self.s,
+                lead: 1,
+                per_example: 1,
+            },
+            PairScaling::Ratio {
+                num: &self.z,
+                den: &self.u,
+                lead: n + 1,
+                per_example: 2,
+            },
+        )
+    }
+
+    /// The same values, stored: `φ_ij = y · (1/s)` of the row `b_ij`, `σ_ij = z · (1/u)` of `α_ij`.
+    fn stored(&self, sys: &DsxSystem<'_>) -> (Vec<f64>, Vec<f64>) {
+        let (mut phi, mut sigma) = (Vec::new(), Vec::new());
+        for i in 0..sys.m() {
+            let (ro, eo) = (sys.row_offset(i), sys.example_offset(i));
+            for a in 0..sys.nz_range(i).len() {
+                phi.push(self.y[ro + 1 + a] * (1.0 / self.s[ro + 1 + a]));
+                sigma.push(self.z[eo + a] * (1.0 / self.u[eo + a]));
+            }
+        }
+        (phi, sigma)
+    }
+}
+
+#[test]
+fn scalings_computed_where_read_are_the_stored_values_to_the_bit() {
+    for (dense, seed) in [(true, 3), (false, 4), (false, 5)] {
+        let inst = Instance::random(9, 7, dense, 0.5, seed);
+        let settings = DsxSettings {
+            static_regularization: 1e-6,
+            threads: 2,
+            ..DsxSettings::default()
+        };
+        let new =
+            || DsxSystem::try_new_with(inst.rows(), &inst.y, &inst.v, inst.p, settings).unwrap();
+        let (mut a, mut b) = (new(), new());
+        let base = Scalings::random(&inst, -3.0, 3.0, seed);
+        let layout = Layout::new(&a, seed);
+        let (phi, sigma) = layout.stored(&a);
+        let (rphi, rsigma) = layout.ratios(inst.n);
+        let stored = DsxScalings {
+            phi: PairScaling::Values(&phi),
+            sigma: PairScaling::Values(&sigma),
+            ..base.as_ref()
+        };
+        let computed = DsxScalings {
+            phi: rphi,
+            sigma: rsigma,
+            ..base.as_ref()
+        };
+        assert_eq!(a.factor(&stored).unwrap(), b.factor(&computed).unwrap());
+        let r = random_vec(a.len(), seed);
+        let (mut za, mut zb) = (r.clone(), r.clone());
+        a.solve_in_place(&stored, &mut za).unwrap();
+        b.solve_in_place(&computed, &mut zb).unwrap();
+        assert_eq!(za, zb);
+        let (mut ha, mut hb) = (vec![0.0; a.len()], vec![0.0; a.len()]);
+        a.apply(&stored, &za, &mut ha);
+        b.apply(&computed, &za, &mut hb);
+        assert_eq!(ha, hb);
+        let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; a.len()]);
+        let ia = a.solve_refined(&stored, &r, &mut ra, 1e-14, 10).unwrap();
+        let ib = b.solve_refined(&computed, &r, &mut rb, 1e-14, 10).unwrap();
+        assert!(ia.iterations > 0, "PCG had nothing to do: {ia:?}");
+        assert_eq!((ia, &ra), (ib, &rb));
+        // and the values are the ones the operator is built from: H against the dense assembly
+        let sc = Scalings {
+            phi: phi.clone(),
+            sigma: sigma.clone(),
+            ..base.clone()
+        };
+        let h = dense_h(&inst, &sc, 0.0);
+        let hz = matvec(&h, &za);
+        let err = hz
+            .iter()
+            .zip(&hb)
+            .map(|(p, q)| (p - q).abs())
+            .fold(0.0, f64::max);
+        assert!(err <= 1e-9 * norm(&hz), "{err}");
+    }
+}
+
+#[test]
+fn scalings_computed_where_read_are_validated_where_computed() {
+    let inst = Instance::random(4, 5, false, 0.6, 8);
+    let mut sys = inst.system();
+    let base = Scalings::random(&inst, -1.0, 1.0, 8);
+    let mut layout = Layout::new(&sys, 8);
+    // a negative dual of example 2's second b_ij: the error names that non-zero
+    let nz = sys.nz_range(2).start + 1;
+    layout.y[sys.row_offset(2) + 2] = -1.0;
+    let (phi, sigma) = layout.ratios(inst.n);
+    let sc = DsxScalings {
+        phi,
+        sigma,
+        ..base.as_ref()
+    };
+    assert!(matches!(
+        sys.factor(&sc),
+        Err(LinalgError::InvalidValue { name: "phi", index, .. }) if index == nz
+    ));
+    // a zero slack of α (an infinite σ), and vectors too short for the layout
+    let mut layout = Layout::new(&sys, 8);
+    layout.u[sys.example_offset(3)] = 0.0;
+    let (phi, sigma) = layout.ratios(inst.n);
+    let nz3 = sys.nz_range(3).start;
+    assert!(matches!(
+        sys.factor(&DsxScalings { phi, sigma, ..base.as_ref() }),
+        Err(LinalgError::InvalidValue { name: "sigma", index, .. }) if index == nz3
+    ));
+    let layout = Layout::new(&sys, 8);
+    let short = PairScaling::Ratio {
+        num: &layout.z[..sys.len() - 3],
+        den: &layout.u,
+        lead: inst.n + 1,
+        per_example: 2,
+    };
+    let (phi, _) = layout.ratios(inst.n);
+    assert!(matches!(
+        sys.factor(&DsxScalings {
+            phi,
+            sigma: short,
+            ..base.as_ref()
+        }),
+        Err(LinalgError::DimensionMismatch { name: "sigma", .. })
+    ));
 }

@@ -156,7 +156,9 @@ mod step;
 use std::ops::ControlFlow;
 
 use bulwark_core::DeletionScratch;
-use bulwark_linalg::{DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, Par, RowsRef};
+use bulwark_linalg::{
+    DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, PairScaling, Par, RowsRef,
+};
 use bulwark_lp::{IterationInfo, Status};
 
 use crate::error::Result;
@@ -244,29 +246,43 @@ impl Dir {
     }
 }
 
-/// Scalings in the layout [`DsxScalings`] expects.
+/// The scalings of the examples and of `(w, b)`, in the layout [`DsxScalings`] expects, and
+/// `φ = y/s` of the rows `b_ij`, which every solve reads (twice per pair). `σ = z/u` of the
+/// `α_ij`, which only the factorisation and the exact operator read, is not stored:
+/// [`DsxSystem`] computes it from the iterate where it reads it ([`PairScaling::Ratio`], as
+/// `z · (1/u)`, the expression of the passes that read `1/u`). (Computing `φ` where read too
+/// saved one more array per pair but made the solves 45 % slower: `docs/design/deletion.md`.)
 struct Scal {
     theta: Vec<f64>,
     phi: Vec<f64>,
     wd: Vec<f64>,
-    sigma: Vec<f64>,
     rho: Vec<f64>,
     kappa: Vec<f64>,
 }
 
 impl Scal {
-    fn view(&self) -> DsxScalings<'_> {
+    /// The view for the iterate's `u` and `z` (over the variables) of an LP with `n` features.
+    fn view<'s>(&'s self, n: usize, (u, z): Iterate<'s>) -> DsxScalings<'s> {
         DsxScalings {
             theta: &self.theta,
-            phi: &self.phi,
+            phi: PairScaling::Values(&self.phi),
             w_diag: &self.wd,
             b_diag: 0.0,
-            sigma: &self.sigma,
+            // example i's α_ij start its block of the variables (`Lp4::var_offset`)
+            sigma: PairScaling::Ratio {
+                num: z,
+                den: u,
+                lead: n + 1,
+                per_example: 2,
+            },
             rho: &self.rho,
             kappa: &self.kappa,
         }
     }
 }
+
+/// The iterate's `(u, z)`.
+type Iterate<'s> = (&'s [f64], &'s [f64]);
 
 /// The solver state for one LP (4).
 pub(crate) struct DsxIpm<'a> {
@@ -518,7 +534,6 @@ impl<'a> DsxIpm<'a> {
                 theta: z(m),
                 phi: z(nnz),
                 wd: z(n),
-                sigma: z(nnz),
                 rho: z(m),
                 kappa: z(m),
             },

@@ -25,7 +25,6 @@ impl DsxIpm<'_> {
         let mut rho = parts_mut(&mut self.sc.rho, &p.ex);
         let mut kappa = parts_mut(&mut self.sc.kappa, &p.ex);
         let mut phi = parts_mut(&mut self.sc.phi, &p.nz);
-        let mut sigma = parts_mut(&mut self.sc.sigma, &p.nz);
         let work = jobs(|k| {
             (
                 k,
@@ -35,27 +34,23 @@ impl DsxIpm<'_> {
                     std::mem::take(&mut rho[k]),
                     std::mem::take(&mut kappa[k]),
                     std::mem::take(&mut phi[k]),
-                    std::mem::take(&mut sigma[k]),
                 ),
             )
         });
         self.exec.run(work, |(k, (s, y, u, z), sc)| {
-            let (theta, rho, kappa, phi, sigma) = sc;
+            let (theta, rho, kappa, phi) = sc;
             let (e0, nz_base) = (p.ex[k], p.nz[k]);
             for i in e0..p.ex[k + 1] {
                 let (r0, a0) = p.local(lp, k, i);
                 let kk = lp.support_len(i);
                 let nz0 = lp.indptr[i] - nz_base;
                 // Θ = y/s on the rows, D = z/u on the tail (module docs), as `y · (1/s)`: the
-                // passes that read `1/s` and `1/u` compute them the same way (none is stored)
+                // passes that read `1/s` and `1/u` compute them the same way (none is stored;
+                // nor is `σ` of the α_ij, which `DsxSystem` computes where it reads it: `Scal`)
                 theta[i - e0] = y[r0] * (1.0 / s[r0]);
                 let (yb, sb) = (&y[r0 + 1..r0 + 1 + kk], &s[r0 + 1..r0 + 1 + kk]);
                 for ((o, y), s) in phi[nz0..nz0 + kk].iter_mut().zip(yb).zip(sb) {
                     *o = y * (1.0 / s);
-                }
-                let (zb, ub) = (&z[a0..a0 + kk], &u[a0..a0 + kk]);
-                for ((o, z), u) in sigma[nz0..nz0 + kk].iter_mut().zip(zb).zip(ub) {
-                    *o = z * (1.0 / u);
                 }
                 rho[i - e0] = z[a0 + kk] * (1.0 / u[a0 + kk]);
                 kappa[i - e0] = z[a0 + kk + 1] * (1.0 / u[a0 + kk + 1]);
@@ -66,7 +61,7 @@ impl DsxIpm<'_> {
             let l = self.lam_index(i);
             self.sc.rho[i] += self.zc[i] / (self.cap[i] - self.u[l]);
         }
-        let view = self.sc.view();
+        let view = self.sc.view(self.n, (&self.u, &self.z));
         let sys = &mut self.sys;
         let info = self.exec.install(|| sys.factor(&view))?;
         // A factorisation without regularised or clamped pivots is trusted for the early,
@@ -92,10 +87,12 @@ impl DsxIpm<'_> {
             // the right-hand side becomes the solution in place (`newton_rhs` rewrites every
             // entry of `rhs` before the next solve)
             std::mem::swap(&mut d.u, &mut self.rhs);
-            let (view, sys) = (self.sc.view(), &mut self.sys);
+            let it = (&self.u[..], &self.z[..]);
+            let (view, sys) = (self.sc.view(self.n, it), &mut self.sys);
             self.exec.install(|| sys.solve_in_place(&view, &mut d.u))?;
         } else {
-            let (view, rhs, sys) = (self.sc.view(), &self.rhs, &mut self.sys);
+            let it = (&self.u[..], &self.z[..]);
+            let (view, rhs, sys) = (self.sc.view(self.n, it), &self.rhs, &mut self.sys);
             let work = [&mut d.s[..], &mut d.y[..], &mut d.z[..]];
             let out = &mut d.u;
             let info = self

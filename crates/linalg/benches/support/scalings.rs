@@ -4,7 +4,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::DsxScalings;
+use super::{DsxScalings, PairScaling};
 
 /// Positive scalings spread over `1e-2 … 1e2`.
 pub struct RandomScalings {
@@ -45,10 +45,10 @@ impl RandomScalings {
     pub fn view(&self, b_diag: f64) -> DsxScalings<'_> {
         DsxScalings {
             theta: &self.theta,
-            phi: &self.phi,
+            phi: PairScaling::Values(&self.phi),
             w_diag: &self.w_diag,
             b_diag,
-            sigma: &self.sigma,
+            sigma: PairScaling::Values(&self.sigma),
             rho: &self.rho,
             kappa: &self.kappa,
         }

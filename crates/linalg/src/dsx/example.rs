@@ -47,6 +47,9 @@ pub(super) struct Work {
     pub(super) kbuf2: Vec<f64>,
     pub(super) kbuf3: Vec<f64>,
     pub(super) vbuf: Vec<f64>,
+    /// An example's `φ` and `σ` when they are computed where read ([`super::PairScaling`]).
+    pub(super) phibuf: Vec<f64>,
+    pub(super) sigbuf: Vec<f64>,
     /// Contiguous accumulators for diag(S_ww) and S_wb (S's diagonal and last row are strided).
     pub(super) acc_diag: Vec<f64>,
     pub(super) acc_wb: Vec<f64>,
@@ -59,6 +62,8 @@ impl Work {
             kbuf2: vec![0.0; max_k + 2],
             kbuf3: vec![0.0; max_k + 2],
             vbuf: vec![0.0; max_k + 2],
+            phibuf: vec![0.0; max_k],
+            sigbuf: vec![0.0; max_k],
             acc_diag: vec![0.0; n],
             acc_wb: vec![0.0; n],
         }
@@ -106,6 +111,25 @@ pub(super) fn factor_range(
     Ok(sbb)
 }
 
+/// Checks scalings computed where read (example values starting at the non-zero `first`):
+/// finite and `≥ 0`, the error naming the non-zero.
+fn check_computed(name: &'static str, values: &[f64], first: usize) -> Result<()> {
+    crate::error::check_nonneg(name, values).map_err(|e| match e {
+        LinalgError::InvalidValue {
+            name,
+            index,
+            value,
+            reason,
+        } => LinalgError::InvalidValue {
+            name,
+            index: first + index,
+            value,
+            reason,
+        },
+        e => e,
+    })
+}
+
 /// Where [`factor_example`] writes the example's two rank-one vectors `g1`, `g2`.
 enum GOut<'a> {
     /// Zero-filled GEMM block columns of length `n` (scattered by support).
@@ -136,8 +160,15 @@ fn factor_example<C: Cols>(
 ) -> Result<ExampleFactor> {
     let k = r.len();
     let delta = sh.delta;
-    let phi = &sc.phi[r.clone()];
-    let sigma = &sc.sigma[r.clone()];
+    // (φ and σ computed where read, `PairScaling::Ratio`, are validated here, as computed)
+    let (phi, phi_ok) = sc.phi.example(i, r.clone()).slice_checked(&mut wk.phibuf);
+    let (sigma, sigma_ok) = sc.sigma.example(i, r.clone()).slice_checked(&mut wk.sigbuf);
+    if !phi_ok {
+        check_computed("phi", phi, r.start)?;
+    }
+    if !sigma_ok {
+        check_computed("sigma", sigma, r.start)?;
+    }
     let x = &sh.x[r.clone()];
     let vloc = cols.gather(k, sh.v, &mut wk.vbuf);
     let pi = sh.p_eff[i];

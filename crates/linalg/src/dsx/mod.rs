@@ -71,24 +71,162 @@ pub enum RowsRef<'a> {
 
 /// The positive scalings of one IPM iteration. `H = Gᵀ diag(θ, φ) G + diag(ω, ω_b, σ, ρ, κ)`.
 ///
-/// Per-non-zero slices (`phi`, `sigma`) follow the storage order of the rows: example by example,
-/// increasing column inside an example (for dense rows: `i·n + j`).
+/// The per-non-zero scalings (`phi`, `sigma`) follow the storage order of the rows: example by
+/// example, increasing column inside an example (for dense rows: `i·n + j`); each is stored
+/// ([`PairScaling::Values`]) or computed where read from the caller's arrays
+/// ([`PairScaling::Ratio`]).
 #[derive(Debug, Clone, Copy)]
 pub struct DsxScalings<'a> {
     /// `θ_i`, row `a_i` (length `m`, `≥ 0`).
     pub theta: &'a [f64],
-    /// `φ_ij`, row `b_ij` (length `nnz`, `≥ 0`).
-    pub phi: &'a [f64],
+    /// `φ_ij`, row `b_ij` (`nnz` values, `≥ 0`).
+    pub phi: PairScaling<'a>,
     /// `ω_j`, variable `w_j` (length `n`, `≥ 0`).
     pub w_diag: &'a [f64],
     /// `ω_b`, variable `b` (`≥ 0`, may be exactly 0: `b` is free).
     pub b_diag: f64,
-    /// `σ_ij`, variable `α_ij` (length `nnz`, `> 0`, or `≥ 0` with static regularisation).
-    pub sigma: &'a [f64],
+    /// `σ_ij`, variable `α_ij` (`nnz` values, `> 0`, or `≥ 0` with static regularisation).
+    pub sigma: PairScaling<'a>,
     /// `ρ_i`, variable `λ_i` (length `m`).
     pub rho: &'a [f64],
     /// `κ_i`, variable `ξ_i` (length `m`).
     pub kappa: &'a [f64],
+}
+
+/// A per-non-zero scaling of [`DsxScalings`] (`φ` or `σ`), one value per stored entry `(i, j)`.
+///
+/// [`PairScaling::Ratio`] lets an interior-point method pass its scalings as what they are —
+/// a dual over its primal partner, `y_ij / s_ij` or `z_ij / α_ij` — without storing them: the
+/// system computes `num · (1/den)` where it reads a value (per example, into a scratch of
+/// length `|S_i|`), so the caller's iterate is the only per-non-zero storage. The value is
+/// the same bits as a stored `num · (1/den)`.
+#[derive(Debug, Clone, Copy)]
+pub enum PairScaling<'a> {
+    /// Stored values, length `nnz`.
+    Values(&'a [f64]),
+    /// `num[q] · (1/den[q])` for the entry `a` (in `0..nnz`) of example `i`, at
+    /// `q = a + lead + per_example · i`: the layout of a caller's vector over the rows or the
+    /// variables of LP (4), where example `i`'s entries follow `lead` leading entries and
+    /// `per_example` entries of every example before it (the row space:
+    /// `lead = 1, per_example = 1`, [`DsxSystem::row_offset`]; the variable space:
+    /// `lead = n + 1, per_example = 2`, [`DsxSystem::example_offset`]).
+    Ratio {
+        /// The numerators (e.g. the duals).
+        num: &'a [f64],
+        /// The denominators (e.g. the primal slacks), positive.
+        den: &'a [f64],
+        /// Entries before the first example's.
+        lead: usize,
+        /// Entries between consecutive examples' blocks.
+        per_example: usize,
+    },
+}
+
+impl<'a> From<&'a [f64]> for PairScaling<'a> {
+    fn from(values: &'a [f64]) -> Self {
+        Self::Values(values)
+    }
+}
+
+impl<'a> From<&'a Vec<f64>> for PairScaling<'a> {
+    fn from(values: &'a Vec<f64>) -> Self {
+        Self::Values(values)
+    }
+}
+
+impl<'a> PairScaling<'a> {
+    /// Checks that every entry `0..nnz` of examples `0..m` (row pointers `indptr`) has a value.
+    pub(crate) fn check_len(&self, name: &'static str, indptr: &[usize]) -> crate::Result<()> {
+        let (m, nnz) = (indptr.len() - 1, indptr[indptr.len() - 1]);
+        match *self {
+            Self::Values(v) => crate::error::check_len(name, nnz, v.len()),
+            Self::Ratio {
+                num,
+                den,
+                lead,
+                per_example,
+            } => {
+                // the last entry's index (the examples' blocks increase with i)
+                let need = if m == 0 {
+                    0
+                } else {
+                    nnz + lead + per_example * (m - 1)
+                };
+                crate::error::check_len(name, need, num.len().min(need))?;
+                crate::error::check_len(name, need, den.len().min(need))
+            }
+        }
+    }
+
+    /// Example `i`'s values over its entries `r` (a range of `0..nnz`).
+    #[inline(always)]
+    pub(crate) fn example(&self, i: usize, r: Range<usize>) -> ExampleScaling<'a> {
+        match *self {
+            Self::Values(v) => ExampleScaling::Values(&v[r]),
+            Self::Ratio {
+                num,
+                den,
+                lead,
+                per_example,
+            } => {
+                let q = r.start + lead + per_example * i..r.end + lead + per_example * i;
+                ExampleScaling::Ratio(&num[q.clone()], &den[q])
+            }
+        }
+    }
+}
+
+/// One example's [`PairScaling`] values.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ExampleScaling<'a> {
+    Values(&'a [f64]),
+    Ratio(&'a [f64], &'a [f64]),
+}
+
+impl<'a> ExampleScaling<'a> {
+    /// The values as a slice: the stored ones, or `num · (1/den)` written into `buf` (at least
+    /// as long as the example).
+    #[inline(always)]
+    pub(crate) fn slice<'b>(self, buf: &'b mut [f64]) -> &'b [f64]
+    where
+        'a: 'b,
+    {
+        self.slice_checked(buf).0
+    }
+
+    /// [`ExampleScaling::slice`], and whether every value computed into `buf` is finite and
+    /// `≥ 0` (always `true` for stored values, which [`DsxSystem::factor`] checks beforehand).
+    #[inline(always)]
+    pub(crate) fn slice_checked<'b>(self, buf: &'b mut [f64]) -> (&'b [f64], bool)
+    where
+        'a: 'b,
+    {
+        match self {
+            Self::Values(v) => (v, true),
+            Self::Ratio(num, den) => {
+                let out = &mut buf[..num.len()];
+                // branch-free: the smallest value, and a sum of `v · 0` that is NaN exactly
+                // when some value is not finite
+                let (mut mn, mut nf) = (f64::INFINITY, 0.0f64);
+                for ((o, &y), &s) in out.iter_mut().zip(num).zip(den) {
+                    let v = y * (1.0 / s);
+                    *o = v;
+                    mn = if v < mn { v } else { mn };
+                    nf += v * 0.0;
+                }
+                (out, mn >= 0.0 && nf == 0.0)
+            }
+        }
+    }
+
+    /// The value of entry `a`.
+    #[inline(always)]
+    pub(crate) fn at(&self, a: usize) -> f64 {
+        match *self {
+            Self::Values(v) => v[a],
+            Self::Ratio(num, den) => num[a] * (1.0 / den[a]),
+        }
+    }
 }
 
 /// The structured normal matrix `H` of DSX LP (4) with its factorisation (see the crate docs).

@@ -14,8 +14,14 @@ impl DsxSystem<'_> {
         assert_eq!(z.len(), self.len(), "z has the wrong length");
         assert_eq!(out.len(), self.len(), "out has the wrong length");
         assert_eq!(sc.theta.len(), self.m, "theta has the wrong length");
-        assert_eq!(sc.phi.len(), self.nnz(), "phi has the wrong length");
-        assert_eq!(sc.sigma.len(), self.nnz(), "sigma has the wrong length");
+        assert!(
+            sc.phi.check_len("phi", &self.indptr).is_ok(),
+            "phi has the wrong length"
+        );
+        assert!(
+            sc.sigma.check_len("sigma", &self.indptr).is_ok(),
+            "sigma has the wrong length"
+        );
         assert_eq!(sc.w_diag.len(), self.n, "w_diag has the wrong length");
         if self.dense {
             self.apply_impl(sc, z, out, |_, _| Ident);
@@ -67,8 +73,8 @@ impl DsxSystem<'_> {
             let cols = cols_of(&self.indices, r.clone());
             let yi = self.y[i];
             let x = &self.x[r.clone()];
-            let phi = &sc.phi[r.clone()];
-            let sigma = &sc.sigma[r];
+            let phi = sc.phi.example(i, r.clone());
+            let sigma = sc.sigma.example(i, r);
             let u = &zl[off..off + k + 2];
             let o = &mut ol[off..off + k + 2];
             let (lam, xi) = (u[k], u[k + 1]);
@@ -83,8 +89,8 @@ impl DsxSystem<'_> {
                 let j = cols.at(a);
                 // row b_ij: y x_ij w_j − v_j λ + α_ij
                 let xa = self.scale * x[a];
-                let fb = phi[a] * (yi * xa * zb[j] - self.v[j] * lam + u[a]);
-                let h = sigma[a] * u[a] - ta + fb;
+                let fb = phi.at(a) * (yi * xa * zb[j] - self.v[j] * lam + u[a]);
+                let h = sigma.at(a) * u[a] - ta + fb;
                 if RES {
                     let e = rl[off + a] - h;
                     o[a] = e;

@@ -8,7 +8,7 @@ use faer::linalg::cholesky::ldlt::factor::cholesky_in_place_scratch;
 use super::example::{ExampleFactor, NO_REC, Work};
 use super::scatter::{SCATTER_BAND_DOUBLES, SCATTER_CHUNK_NNZ, SCATTER_PASS_COST, ScatterPlan};
 use super::settings::validate_settings;
-use super::{DsxScalings, DsxSettings, DsxSystem, RowsRef, SchurKernel};
+use super::{DsxScalings, DsxSettings, DsxSystem, PairScaling, RowsRef, SchurKernel};
 use crate::error::{LinalgError, Result, check_finite, check_len, check_nonneg};
 
 /// The validated rows, borrowed from the caller (the dense row pointers are built).
@@ -348,18 +348,23 @@ impl<'a> DsxSystem<'a> {
     }
 
     pub(super) fn check_scalings(&self, s: &DsxScalings<'_>) -> Result<()> {
-        let (m, n, nnz) = (self.m, self.n, self.nnz());
+        let (m, n) = (self.m, self.n);
         check_len("theta", m, s.theta.len())?;
-        check_len("phi", nnz, s.phi.len())?;
+        s.phi.check_len("phi", &self.indptr)?;
         check_len("w_diag", n, s.w_diag.len())?;
-        check_len("sigma", nnz, s.sigma.len())?;
+        s.sigma.check_len("sigma", &self.indptr)?;
         check_len("rho", m, s.rho.len())?;
         check_len("kappa", m, s.kappa.len())?;
         check_nonneg("theta", s.theta)?;
-        check_nonneg("phi", s.phi)?;
+        // (values computed where read are checked where the factorisation computes them)
+        if let PairScaling::Values(phi) = s.phi {
+            check_nonneg("phi", phi)?;
+        }
         check_nonneg("w_diag", s.w_diag)?;
         check_nonneg("b_diag", core::slice::from_ref(&s.b_diag))?;
-        check_nonneg("sigma", s.sigma)?;
+        if let PairScaling::Values(sigma) = s.sigma {
+            check_nonneg("sigma", sigma)?;
+        }
         check_nonneg("rho", s.rho)?;
         check_nonneg("kappa", s.kappa)?;
         Ok(())

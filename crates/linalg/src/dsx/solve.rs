@@ -10,7 +10,7 @@ use faer::{MatMut, MatRef};
 
 use super::cols::{Cols, Ident};
 use super::example::NO_REC;
-use super::{DsxScalings, DsxSystem};
+use super::{DsxScalings, DsxSystem, PairScaling};
 use crate::error::{LinalgError, Result, check_len};
 
 impl DsxSystem<'_> {
@@ -156,12 +156,18 @@ impl DsxSystem<'_> {
             return Err(LinalgError::NotFactored);
         }
         check_len("rhs", self.len(), rhs.len())?;
-        check_len("phi", self.nnz(), sc.phi.len())?;
+        sc.phi.check_len("phi", &self.indptr)?;
         let phi = sc.phi;
         let [w0, w1] = &mut self.work;
         let mut bufs = (
-            core::mem::take(&mut w0.kbuf1),
-            core::mem::take(&mut w1.kbuf1),
+            [
+                core::mem::take(&mut w0.kbuf1),
+                core::mem::take(&mut w0.phibuf),
+            ],
+            [
+                core::mem::take(&mut w1.kbuf1),
+                core::mem::take(&mut w1.phibuf),
+            ],
             core::mem::take(&mut self.rb_part),
         );
         if self.dense {
@@ -170,19 +176,22 @@ impl DsxSystem<'_> {
             self.solve_impl(phi, rhs, &mut bufs, |idx, r| &idx[r]);
         }
         let [w0, w1] = &mut self.work;
-        (w0.kbuf1, w1.kbuf1, self.rb_part) = bufs;
+        ([w0.kbuf1, w0.phibuf], [w1.kbuf1, w1.phibuf], self.rb_part) = bufs;
         Ok(())
     }
 
     /// Pass 1 of a solve on examples `i0..i1` (their tail `rl` starts at example `i0`):
-    /// `ẑ_i = K_i⁻¹ [r_i; 0]` in place, `acc −= M_iᵀ ẑ_i` (DSX eqs. (15), (17)).
+    /// `ẑ_i = K_i⁻¹ [r_i; 0]` in place, `acc −= M_iᵀ ẑ_i` (DSX eqs. (15), (17)). `pbuf`: an
+    /// example's `φ` when it is computed where read.
+    #[allow(clippy::too_many_arguments)]
     fn solve_forward<'s, C: Cols + 's>(
         &'s self,
-        phi_all: &[f64],
+        phi_all: PairScaling<'_>,
         (i0, i1): (usize, usize),
         rl: &[f64],
         acc: &mut [f64],
         ubuf: &mut [f64],
+        pbuf: &mut [f64],
         cols_of: &(impl Fn(&'s [usize], Range<usize>) -> C + Sync),
     ) {
         let n = self.n;
@@ -193,7 +202,7 @@ impl DsxSystem<'_> {
             let cols = cols_of(&self.indices, r.clone());
             let u = &mut ubuf[..k + 2];
             u.copy_from_slice(&rl[off..off + k + 2]);
-            let phi = &phi_all[r.clone()];
+            let phi = phi_all.example(i, r.clone()).slice(pbuf);
             let mu = self.example_solve(i, r.clone(), cols, phi, u, 0.0);
             let yi = self.y[i];
             let zl = u[k];
@@ -209,13 +218,15 @@ impl DsxSystem<'_> {
     }
 
     /// Pass 2 of a solve on examples `i0..i1` (corrected eq. (18)):
-    /// `[z_i; μ_i] = K_i⁻¹ ([r_i; 0] − M_i z_B)` in place on their tail `rl`.
+    /// `[z_i; μ_i] = K_i⁻¹ ([r_i; 0] − M_i z_B)` in place on their tail `rl`. `pbuf`: as in
+    /// [`DsxSystem::solve_forward`].
     fn solve_backward<'s, C: Cols + 's>(
         &'s self,
-        phi_all: &[f64],
+        phi_all: PairScaling<'_>,
         (i0, i1): (usize, usize),
         rb: &[f64],
         rl: &mut [f64],
+        pbuf: &mut [f64],
         cols_of: &(impl Fn(&'s [usize], Range<usize>) -> C + Sync),
     ) {
         let n = self.n;
@@ -228,7 +239,7 @@ impl DsxSystem<'_> {
             let u = &mut rl[off..off + k + 2];
             let yi = self.y[i];
             let x = &self.x[r.clone()];
-            let phi = &phi_all[r.clone()];
+            let phi = phi_all.example(i, r.clone()).slice(pbuf);
             // four accumulators (a single sum is a latency-bound chain)
             let c4 = k / 4 * 4;
             let mut l4 = [0.0f64; 4];
@@ -261,9 +272,9 @@ impl DsxSystem<'_> {
     /// either way.
     fn solve_impl<'s, C: Cols + 's>(
         &'s self,
-        phi: &[f64],
+        phi: PairScaling<'_>,
         rhs: &mut [f64],
-        (ubuf0, ubuf1, part): &mut (Vec<f64>, Vec<f64>, Vec<f64>),
+        ([ubuf0, pbuf0], [ubuf1, pbuf1], part): &mut ([Vec<f64>; 2], [Vec<f64>; 2], Vec<f64>),
         cols_of: impl Fn(&'s [usize], Range<usize>) -> C + Sync,
     ) {
         let n = self.n;
@@ -279,14 +290,15 @@ impl DsxSystem<'_> {
             let (h0, h1) = ((0, mid), (mid, self.m));
             let (rb_a, part_b) = (&mut *rb, &mut part[..]);
             let (ub0, ub1) = (&mut ubuf0[..], &mut ubuf1[..]);
+            let (pb0, pb1) = (&mut pbuf0[..], &mut pbuf1[..]);
             if par {
                 rayon::join(
-                    || self.solve_forward(phi, h0, rl_a, rb_a, ub0, &cols_of),
-                    || self.solve_forward(phi, h1, rl_b, part_b, ub1, &cols_of),
+                    || self.solve_forward(phi, h0, rl_a, rb_a, ub0, pb0, &cols_of),
+                    || self.solve_forward(phi, h1, rl_b, part_b, ub1, pb1, &cols_of),
                 );
             } else {
-                self.solve_forward(phi, h0, rl_a, rb_a, ub0, &cols_of);
-                self.solve_forward(phi, h1, rl_b, part_b, ub1, &cols_of);
+                self.solve_forward(phi, h0, rl_a, rb_a, ub0, pb0, &cols_of);
+                self.solve_forward(phi, h1, rl_b, part_b, ub1, pb1, &cols_of);
             }
         }
         for (o, p) in rb.iter_mut().zip(part.iter()) {
@@ -307,14 +319,15 @@ impl DsxSystem<'_> {
         // Pass 2 (corrected eq. (18)): [z_i; μ_i] = K_i⁻¹ ([r_i; 0] − M_i z_B).
         let (rl_a, rl_b) = rl.split_at_mut(cut);
         let rb = &*rb;
+        let (pb0, pb1) = (&mut pbuf0[..], &mut pbuf1[..]);
         if par {
             rayon::join(
-                || self.solve_backward(phi, (0, mid), rb, rl_a, &cols_of),
-                || self.solve_backward(phi, (mid, self.m), rb, rl_b, &cols_of),
+                || self.solve_backward(phi, (0, mid), rb, rl_a, pb0, &cols_of),
+                || self.solve_backward(phi, (mid, self.m), rb, rl_b, pb1, &cols_of),
             );
         } else {
-            self.solve_backward(phi, (0, mid), rb, rl_a, &cols_of);
-            self.solve_backward(phi, (mid, self.m), rb, rl_b, &cols_of);
+            self.solve_backward(phi, (0, mid), rb, rl_a, pb0, &cols_of);
+            self.solve_backward(phi, (mid, self.m), rb, rl_b, pb1, &cols_of);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Shared test helpers: random DSX instances and an independent dense assembly of `H`.
 #![allow(dead_code)]
 
-use bulwark_linalg::{DsxScalings, DsxSystem, RowsRef};
+use bulwark_linalg::{DsxScalings, DsxSystem, PairScaling, RowsRef};
 use faer::Mat;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -157,10 +157,10 @@ impl Scalings {
     pub fn as_ref(&self) -> DsxScalings<'_> {
         DsxScalings {
             theta: &self.theta,
-            phi: &self.phi,
+            phi: PairScaling::Values(&self.phi),
             w_diag: &self.w_diag,
             b_diag: self.b_diag,
-            sigma: &self.sigma,
+            sigma: PairScaling::Values(&self.sigma),
             rho: &self.rho,
             kappa: &self.kappa,
         }
