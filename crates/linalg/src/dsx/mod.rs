@@ -99,7 +99,9 @@ pub struct DsxScalings<'a> {
 /// a dual over its primal partner, `y_ij / s_ij` or `z_ij / α_ij` — without storing them: the
 /// system computes `num · (1/den)` where it reads a value (per example, into a scratch of
 /// length `|S_i|`), so the caller's iterate is the only per-non-zero storage. The value is
-/// the same bits as a stored `num · (1/den)`.
+/// the same bits as a stored `num · (1/den)`. As with stored values, the solves and products
+/// after a [`DsxSystem::factor`] must be given the same values: the vectors must not change
+/// in between.
 #[derive(Debug, Clone, Copy)]
 pub enum PairScaling<'a> {
     /// Stored values, length `nnz`.
