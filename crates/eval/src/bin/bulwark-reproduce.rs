@@ -24,7 +24,11 @@ use std::time::{Duration, Instant};
 
 use bulwark_eval::io::write_atomic;
 use bulwark_eval::{ALL, Mode, Observer, Outcome, RunConfig, UnitCache, report, run};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{FormattedDuration, ProgressBar, ProgressStyle};
+
+/// Without a terminal (a log file, CI) the bar is hidden: a plain progress line instead, at most
+/// this often (and at an experiment's last unit).
+const PLAIN_EVERY: Duration = Duration::from_secs(60);
 
 const USAGE: &str = "usage: bulwark-reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES] [--refit LEARNER[,LEARNER...]]
   experiments: synth1 synth2 breast spam icml_random usps mnist guru_binary guru_kernel guru_multiclass rolr kls poisoning
@@ -121,9 +125,11 @@ fn parse() -> Result<Args, String> {
     })
 }
 
-/// Progress bars (indicatif), one per experiment.
+/// Progress bars (indicatif), one per experiment; plain lines when stderr is not a terminal.
 struct Bars {
     bar: Mutex<Option<ProgressBar>>,
+    /// When the last plain progress line was printed (hidden bars only).
+    last_line: Mutex<Option<Instant>>,
 }
 
 impl Observer for Bars {
@@ -137,6 +143,7 @@ impl Observer for Bars {
             .progress_chars("=> "),
         );
         pb.set_prefix(experiment.to_string());
+        *self.last_line.lock().expect("last line") = None;
         pb.enable_steady_tick(Duration::from_millis(500));
         if let Some(old) = self.bar.lock().expect("bar").replace(pb) {
             old.finish();
@@ -152,10 +159,22 @@ impl Observer for Bars {
             pb.reset_eta();
         }
     }
-    fn on_unit(&self, _experiment: &str, what: &str) {
+    fn on_unit(&self, experiment: &str, what: &str) {
         if let Some(pb) = &*self.bar.lock().expect("bar") {
             pb.set_message(what.to_string());
             pb.inc(1);
+            if pb.is_hidden() {
+                let (pos, len) = (pb.position(), pb.length().unwrap_or(0));
+                let mut last = self.last_line.lock().expect("last line");
+                if pos == len || last.is_none_or(|t| t.elapsed() >= PLAIN_EVERY) {
+                    *last = Some(Instant::now());
+                    eprintln!(
+                        "{experiment:>12}: {pos}/{len} units, {} elapsed, ETA {} (last: {what})",
+                        FormattedDuration(pb.elapsed()),
+                        FormattedDuration(pb.eta()),
+                    );
+                }
+            }
         }
     }
     fn on_note(&self, experiment: &str, note: &str) {
@@ -242,6 +261,7 @@ fn main() -> ExitCode {
     }
     let bars = Bars {
         bar: Mutex::new(None),
+        last_line: Mutex::new(None),
     };
     let mut summary = Vec::new();
     let mut failed = 0;
