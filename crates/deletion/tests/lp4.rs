@@ -756,48 +756,75 @@ fn ipm_settings_reach_the_solver() {
 /// Clarabel's optimum of the uncapped LP.
 #[test]
 fn zero_budget_is_answered_by_the_structured_ipm() {
-    use bulwark_core::DecisionFunction;
+    let data = mnist_4v7_first_30();
+    for c in [0.01, 1.0] {
+        check_zero_budget(&data, c, vec![1.0; 784]);
+    }
+}
+
+/// With a zero budget λ is taken out of the rows (module docs of `ipm`, *Zero budget*). It used
+/// to be fixed at `t_i = max_j C |x_ij| / v_j`, so small feature values (mutual information gives
+/// some features almost none) made the rows' right-hand sides `v_j t_i` huge — 1e4 here — and the
+/// path stalled ("5 step lengths below 1e-8"; one `N = 0` fit in five of the full USPS
+/// reproduction fell back, at `C = 100`). The rows are now shifted by `|C x_ij|` each. Checked
+/// against Clarabel and the closed-form hinge loss.
+#[test]
+fn zero_budget_with_small_feature_values_is_answered_by_the_structured_ipm() {
+    // every third feature worth almost nothing: t_i = C / 1e-6
+    let v: Vec<f64> = (0..784)
+        .map(|j| if j % 3 == 0 { 1e-6 } else { 1.0 })
+        .collect();
+    let reference = check_zero_budget(&mnist_4v7_first_30(), 0.01, v);
+    assert!(reference > 0.1, "not separable at this C: {reference}");
+}
+
+/// Fits LP (4) with a zero budget, box `c` and feature values `v` (tolerance 1e-6, no
+/// fallback), asserts that the structured IPM answered at Clarabel's optimum and that the
+/// model's mean hinge loss is that optimum (`N = 0` is the hinge loss); returns the optimum.
+fn check_zero_budget(data: &Dataset, c: f64, v: Vec<f64>) -> f64 {
+    let p = DsxLpParams::new()
+        .budget(0.0)
+        .c(c)
+        .values(FeatureValues::Given(v.clone()))
+        .tolerance(1e-6)
+        .fallback(false)
+        .check()
+        .unwrap();
+    let (model, d) = p
+        .fit_with_diagnostics(data)
+        .unwrap_or_else(|e| panic!("C = {c}: {e}"));
+    assert_structured_ipm_answered(&d);
+    let lp = Lp4::new(data, &FeatureBudget::try_new(v, 0.0).unwrap(), c)
+        .unwrap()
+        .build()
+        .unwrap();
+    let reference = clarabel_objective(&lp);
+    let hinge = mean_hinge(&model, data);
+    for (what, value) in [("objective", d.objective), ("hinge", hinge)] {
+        assert!(
+            (value - reference).abs() <= 1e-5 * (1.0 + reference.abs()),
+            "C = {c}: {what} {value}, clarabel {reference}"
+        );
+    }
+    reference
+}
+
+/// The first 30 images of MNIST 4 vs 7 (test set), min-max scaled.
+fn mnist_4v7_first_30() -> Dataset {
     use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load};
     let (raw, _) = load("mnist10k", None).expect("mnist10k in the repository's data folder");
     let task = binary_task(&raw, &BinaryTask::Pair("4".into(), "7".into())).unwrap();
     let sub = task.select(&(0..30).collect::<Vec<_>>());
-    let data = Scaler::fit(&sub, ScalingKind::MinMax)
+    Scaler::fit(&sub, ScalingKind::MinMax)
         .and_then(|s| s.transform(&sub))
-        .unwrap();
-    for c in [0.01, 1.0] {
-        let p = DsxLpParams::new()
-            .budget(0.0)
-            .c(c)
-            .values(FeatureValues::Uniform)
-            .tolerance(1e-6)
-            .fallback(false)
-            .check()
-            .unwrap();
-        let (model, d) = p
-            .fit_with_diagnostics(&data)
-            .unwrap_or_else(|e| panic!("C = {c}: {e}"));
-        assert_structured_ipm_answered(&d);
-        let lp = Lp4::new(&data, &FeatureBudget::uniform(784, 0.0).unwrap(), c)
-            .unwrap()
-            .build()
-            .unwrap();
-        let reference = clarabel_objective(&lp);
-        let ours = d.objective;
-        assert!(
-            (ours - reference).abs() <= 1e-5 * (1.0 + reference.abs()),
-            "C = {c}: ours {ours}, clarabel {reference}"
-        );
-        // N = 0 is the hinge loss: the model's mean hinge loss is the optimum
-        let hinge: f64 = (0..data.len())
-            .map(|i| {
-                let y = data.binary_labels().unwrap()[i].as_f64();
-                (1.0 - y * model.decision(data.row(i))).max(0.0)
-            })
-            .sum::<f64>()
-            / data.len() as f64;
-        assert!(
-            (hinge - reference).abs() <= 1e-5 * (1.0 + reference),
-            "C = {c}: hinge {hinge}, clarabel {reference}"
-        );
-    }
+        .unwrap()
+}
+
+/// The mean hinge loss of `model` on `data` (LP (4)'s objective at `N = 0`).
+fn mean_hinge(model: &impl bulwark_core::DecisionFunction, data: &Dataset) -> f64 {
+    let y = data.binary_labels().unwrap();
+    (0..data.len())
+        .map(|i| (1.0 - y[i].as_f64() * model.decision(data.row(i))).max(0.0))
+        .sum::<f64>()
+        / data.len() as f64
 }

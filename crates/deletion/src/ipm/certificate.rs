@@ -168,7 +168,7 @@ impl DsxIpm<'_> {
             for (t, &x) in xs.iter().enumerate() {
                 let j = lp.col(i, t);
                 let yb = k * self.y[r0 + 1 + t].clamp(0.0, e.clip);
-                dual += rows_b.h(i, j) * yb;
+                dual += rows_b.h(j, cx * x) * yb;
                 g[j] += lp.y[i] * (cx * x) * yb;
             }
             dual += self.h_a[i] * (k * ya);

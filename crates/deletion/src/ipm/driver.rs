@@ -32,6 +32,25 @@ impl DsxIpm<'_> {
         for k in 0..self.capped.len() {
             self.zc[self.capped[k]] = start;
         }
+        if self.lam_fixed {
+            // λ out of the rows (module docs, *Zero budget*): the rows `b_ij` have right-hand
+            // sides `h_b = v_j/P + |C x_ij|`, as large as the data (2.5e4 for raw USPS pixels at
+            // C = 100), which the constant start would leave as its primal residual (its first
+            // steps then shrink below 1e-8). Start `α_ij` at `start + h_b`, which satisfies
+            // `b_ij` at `w = 0` with `s_ij = start`, and its dual at `start²/α_ij`, which keeps
+            // the pair's product at `start²`.
+            let rb = super::rows_b!(self);
+            let (xs_all, cx) = (self.sys.values(), self.sys.scale());
+            for i in 0..self.m {
+                let a0 = self.lp.var_offset(i);
+                let xs = &xs_all[self.lp.indptr[i]..self.lp.indptr[i + 1]];
+                for (t, &x) in xs.iter().enumerate() {
+                    let alpha = start + rb.h(self.lp.col(i, t), cx * x);
+                    self.u[a0 + t] = alpha;
+                    self.z[a0 + t] = start * start / alpha;
+                }
+            }
+        }
     }
 
     /// The step lengths taken: separate primal and dual steps for LP (4); with a quadratic

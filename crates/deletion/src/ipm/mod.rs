@@ -82,19 +82,23 @@
 //! does not exist, and the method drifts along the ray until its solves break down (every
 //! `N = 0, C = 0.01` fit of the `stress` sweep did, at both tolerances). Two exact repairs:
 //!
-//! - **λ fixed.** When every example's budget is zero, `λ_i` is fixed at
-//!   `t_i = max_j |C y_i x_ij| / v_j` (over `v_j > 0`) and taken out of the rows: its terms move to
-//!   the right-hand sides (`h_a = V0_i/P − P_i t_i`, `h_b = v_j/P + v_j t_i`) and its coefficients
-//!   in `G` become 0 (`DsxSystem` gets `v = 0`, `P = 0`). Any `λ_i ≥ max_j (C y_i x_ij w_j)/v_j − 1/P`
-//!   is optimal for a given `w`, and `t_i` is at least that for every `w` in the box, so the optimum
-//!   is unchanged; `α_ij ≥ v_j/P > 0` then holds strictly, so no `α` bound is active either. The
-//!   smallest such value keeps `h_a` and `Σ_j α_ij` small: with a larger one their cancellation
-//!   costs the dual objective its last digits.
-//! - **λ capped.** Every zero-budget example's `λ_i` (the now decoupled variable, or with mixed
-//!   budgets the variable itself) gets a cap `λ_i ≤ Λ_i = 1 + 2 t_i`, which removes the ray and no
-//!   optimum: the inner problem's optimal `λ_i` is at most `t_i − 1/P`. It is a bound like the
-//!   box's, with its dual `z_c` (`r_d` of `λ_i` gains `+z_c`, `H` gains `z_c/(Λ_i − λ_i)`, the dual
-//!   objective `−Λ_i z_c`).
+//! - **λ out of the rows.** When every example's budget is zero, `λ_i` is taken out of the rows
+//!   (its coefficients in `G` become 0: `DsxSystem` gets `v = 0`, `P = 0`) and each row `b_ij`
+//!   is shifted by `τ_ij` instead of `v_j λ_i`: `h_b = v_j/P + τ_ij`, `h_a = V0_i/P − Σ_j τ_ij`,
+//!   with `τ_ij = |C x_ij|` for a feature with a value and `τ_ij = 0` for one of value 0 (which
+//!   the adversary deletes for free: `α_ij ≥ [C y_i x_ij w_j]₊`, as with λ in the rows). The
+//!   shifts cancel in the sum of `a_i` and its rows, and `τ_ij ≥ C y_i x_ij w_j` for every `w`
+//!   in the box, so at the optimum every `α_ij = v_j/P + τ_ij − C y_i x_ij w_j ≥ v_j/P > 0` of a
+//!   valued feature is strictly positive and the optimum is LP (4)'s. (A first version fixed `λ_i` at
+//!   `t_i = max_j |C x_ij| / v_j`, the per-example shift `v_j t_i`: with small feature values —
+//!   mutual information gives some features almost none — `t_i` reached 1e4 and more, the
+//!   rows' right-hand sides with it, and the path stalled; `docs/design/deletion.md`.) The
+//!   start satisfies the shifted rows at `w = 0` (`α_ij = start + h_b`).
+//! - **λ capped.** Every zero-budget example's `λ_i` gets a cap `λ_i ≤ Λ_i`, which removes the
+//!   ray and no optimum: with mixed budgets `Λ_i = 1 + 2 t_i`, since the inner problem's optimal
+//!   `λ_i` is at most `t_i − 1/P`; with every budget zero `λ_i` is a variable of its own whose value
+//!   does not matter, capped at 1. It is a bound like the box's, with its dual `z_c` (`r_d` of
+//!   `λ_i` gains `+z_c`, `H` gains `z_c/(Λ_i − λ_i)`, the dual objective `−Λ_i z_c`).
 //!
 //! Examples with a budget have neither, and their iterates are unchanged.
 //!
@@ -303,9 +307,8 @@ pub(crate) struct DsxIpm<'a> {
     h_a: Vec<f64>,
     /// `v_j / P` per feature.
     v_over_p: Vec<f64>,
-    /// `t_i`, the value `λ_i` is fixed at (module docs, *Zero budget*), or 0.
-    lam_fixed_at: Vec<f64>,
-    /// Every `λ_i` is fixed (every budget zero).
+    /// Every budget is zero: λ is taken out of the rows, which are shifted by `τ_ij` instead
+    /// (module docs, *Zero budget*).
     lam_fixed: bool,
     /// `‖h‖∞`.
     h_norm: f64,
@@ -449,9 +452,13 @@ impl<'a> DsxIpm<'a> {
                 n: lp.n(),
             }
         };
-        let (capped, cap, lam_fix) = caps(lp);
-        // zero budget everywhere: λ fixed out of the rows (module docs, *Zero budget*)
+        let (capped, mut cap) = caps(lp);
+        // zero budget everywhere: λ out of the rows (module docs, *Zero budget*), a variable of
+        // its own whose value does not matter, kept in `[0, 1]`
         let fixed = capped.len() == lp.m();
+        if fixed {
+            cap.fill(1.0);
+        }
         let (lam_v, lam_p, p_sys) = if fixed {
             (vec![0.0; lp.n()], vec![0.0; lp.m()], 0.0)
         } else {
@@ -467,18 +474,35 @@ impl<'a> DsxIpm<'a> {
         let nrows = sys.n_rows();
         debug_assert_eq!(len, lp.num_vars());
         debug_assert_eq!(nrows, lp.num_rows());
-        // DSX eq. (4): a_i ≥ V0_i / P, b_ij ≥ v_j / P; with λ_i fixed at t_i, its terms
-        // `P_i t_i` and `−v_j t_i` move to the right-hand sides
-        let lam_fixed_at = if fixed { lam_fix } else { vec![0.0; m] };
+        // DSX eq. (4): a_i ≥ V0_i / P, b_ij ≥ v_j / P; with λ taken out of the rows, the
+        // shifts `τ_ij = |C x_ij|` move to the right-hand sides (module docs, *Zero budget*)
         let v_over_p: Vec<f64> = lp.v().iter().map(|v| v / lp.p()).collect();
+        let (xs_all, cx) = (sys.values(), sys.scale());
         let h_a: Vec<f64> = (0..m)
-            .map(|i| lp.v0[i] / lp.p() - lp.p_i[i] * lam_fixed_at[i])
+            .map(|i| {
+                let shift = if fixed {
+                    let xs = &xs_all[lp.indptr[i]..lp.indptr[i + 1]];
+                    let vp = |t: usize| v_over_p[lp.col(i, t)];
+                    xs.iter()
+                        .enumerate()
+                        .map(|(t, &x)| tau(vp(t), cx * x))
+                        .sum()
+                } else {
+                    0.0
+                };
+                lp.v0[i] / lp.p() - shift
+            })
             .collect();
         let mut h_norm = inf_norm(&h_a);
         for i in 0..m {
-            for t in 0..lp.support_len(i) {
+            for (t, &x) in xs_all[lp.indptr[i]..lp.indptr[i + 1]].iter().enumerate() {
                 let j = lp.col(i, t);
-                h_norm = h_norm.max(h_b(&v_over_p, lp.v(), &lam_fixed_at, i, j).abs());
+                let h = if fixed {
+                    h_b(v_over_p[j], cx * x)
+                } else {
+                    v_over_p[j]
+                };
+                h_norm = h_norm.max(h.abs());
             }
         }
         let z = |k: usize| vec![0.0; k];
@@ -493,7 +517,6 @@ impl<'a> DsxIpm<'a> {
             quad: 0.0,
             h_a,
             v_over_p,
-            lam_fixed_at,
             lam_fixed: fixed,
             h_norm,
             lam_scale: if fixed {
@@ -586,8 +609,6 @@ macro_rules! rows_b {
         $crate::ipm::RowsB {
             lam_v: &$s.lam_v,
             v_over_p: &$s.v_over_p,
-            v: $s.lp.v(),
-            fixed_at: &$s.lam_fixed_at,
             fixed: $s.lam_fixed,
         }
     };
@@ -599,18 +620,16 @@ pub(crate) use rows_b;
 pub(crate) struct RowsB<'a> {
     lam_v: &'a [f64],
     v_over_p: &'a [f64],
-    v: &'a [f64],
-    fixed_at: &'a [f64],
     fixed: bool,
 }
 
 impl RowsB<'_> {
-    /// The right-hand side `h` of the row `b_ij` ([`h_b`]; `v_j / P + v_j · 0` is `v_j / P`:
-    /// the same bits without the product when no λ is fixed).
+    /// The right-hand side `h` of the row `b_ij` of feature `j` with the value `C x_ij` = `cx`
+    /// ([`h_b`] when λ is taken out of the rows, else `v_j / P`).
     #[inline(always)]
-    fn h(&self, i: usize, j: usize) -> f64 {
+    fn h(&self, j: usize, cx: f64) -> f64 {
         if self.fixed {
-            h_b(self.v_over_p, self.v, self.fixed_at, i, j)
+            h_b(self.v_over_p[j], cx)
         } else {
             self.v_over_p[j]
         }
@@ -633,8 +652,6 @@ impl RowsB<'_> {
 #[derive(Clone, Copy)]
 struct ExampleRp<'a> {
     rows_b: RowsB<'a>,
-    /// The example.
-    i: usize,
     /// `y_i`.
     yi: f64,
     /// The system's values `x_ij` over the support (its rows are `C x_ij`).
@@ -653,7 +670,6 @@ impl<'a> ExampleRp<'a> {
     #[inline(always)]
     fn new(
         rows_b: RowsB<'a>,
-        i: usize,
         yi: f64,
         (xs, cx): (&'a [f64], f64),
         w: &'a [f64],
@@ -662,7 +678,6 @@ impl<'a> ExampleRp<'a> {
     ) -> Self {
         Self {
             rows_b,
-            i,
             yi,
             xs,
             cx,
@@ -682,7 +697,7 @@ impl<'a> ExampleRp<'a> {
         }
         let lam = self.tail[self.xs.len()];
         let cyx_w = self.yi * (self.cx * self.xs[t]) * self.w[j];
-        let h = self.rows_b.h(self.i, j);
+        let h = self.rows_b.h(j, self.cx * self.xs[t]);
         self.rows_b
             .rp(j, cyx_w, lam, self.tail[t], self.s[t + 1], h)
     }
@@ -695,21 +710,31 @@ fn rd_alpha(ya: f64, yb: f64, z: f64) -> f64 {
     ya - yb - z
 }
 
-/// The right-hand side `v_j / P + v_j t_i` of the row `b_ij` (DSX eq. (4); `t_i` the value a
-/// fixed `λ_i` takes, else 0), as [`DsxIpm::new`] defines it.
+/// The right-hand side `v_j / P + τ_ij` of the row `b_ij` when λ is taken out of the rows
+/// (module docs, *Zero budget*), from `v_j / P` and `C x_ij` = `cx`, as [`DsxIpm::new`] defines
+/// it.
 #[inline(always)]
-fn h_b(v_over_p: &[f64], v: &[f64], fixed_at: &[f64], i: usize, j: usize) -> f64 {
-    v_over_p[j] + v[j] * fixed_at[i]
+fn h_b(v_over_p: f64, cx: f64) -> f64 {
+    v_over_p + tau(v_over_p, cx)
 }
 
-/// The examples with a zero budget, their caps `Λ_i` and the values `t_i` λ is fixed at (module
-/// docs, *Zero budget*): an example whose budget `V_i − P_i` is zero (to rounding) gets
-/// `t_i = max_j |C y_i x_ij| / v_j` over its support's features with `v_j > 0` and
-/// `Λ_i = 1 + 2 t_i`, every other example `Λ_i = +∞` (and `t_i = 0`).
-fn caps(lp: &Lp4<'_>) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+/// The shift `τ_ij` of the row `b_ij` when λ is taken out of the rows (module docs, *Zero
+/// budget*): `|C x_ij|` for a feature with a value (`v_j / P > 0`), 0 for a feature of value 0,
+/// which the adversary deletes for free even with a zero budget. Every pass computes it with
+/// this expression from `C x_ij` = `cx` (as `C` times the system's value), so it is the same
+/// bits wherever it is read.
+#[inline(always)]
+fn tau(v_over_p: f64, cx: f64) -> f64 {
+    if v_over_p > 0.0 { cx.abs() } else { 0.0 }
+}
+
+/// The examples with a zero budget and their caps `Λ_i` (module docs, *Zero budget*): an
+/// example whose budget `V_i − P_i` is zero (to rounding) gets `Λ_i = 1 + 2 t_i` with
+/// `t_i = max_j |C y_i x_ij| / v_j` over its support's features with `v_j > 0`, every other
+/// example `Λ_i = +∞`.
+fn caps(lp: &Lp4<'_>) -> (Vec<usize>, Vec<f64>) {
     let mut capped = Vec::new();
     let mut cap = vec![f64::INFINITY; lp.m()];
-    let mut fix = vec![0.0; lp.m()];
     for (i, cap_i) in cap.iter_mut().enumerate() {
         let nz = lp.indptr[i]..lp.indptr[i + 1];
         let col = |nz: usize| lp.col(i, nz - lp.indptr[i]);
@@ -722,8 +747,7 @@ fn caps(lp: &Lp4<'_>) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
             .map(|t| (lp.c * lp.x[t]).abs() / lp.v()[col(t)])
             .fold(0.0f64, f64::max);
         *cap_i = 1.0 + 2.0 * top;
-        fix[i] = top;
         capped.push(i);
     }
-    (capped, cap, fix)
+    (capped, cap)
 }

@@ -97,7 +97,7 @@ impl DsxIpm<'_> {
                 // (`RP0`: r_p is at rounding level and taken as zero, without reading it)
                 // (`1/s`, `1/u` computed where read, as `factor` computes the scalings)
                 // (`qrow`'s `rp`: r_p of the row `t`, `rp_a` for a_i, `ExampleRp::at` for b_ij)
-                let rp = ExampleRp::new(rows_b, i, yi, (xs, cx), u_w, uv, sv);
+                let rp = ExampleRp::new(rows_b, yi, (xs, cx), u_w, uv, sv);
                 let qrow = |t: usize, rp: f64| match (AFF, RP0) {
                     (true, true) => -y[t],
                     (true, false) => -y[t] * (1.0 + rp * (1.0 / sv[t])),
@@ -249,7 +249,7 @@ impl DsxIpm<'_> {
                 let du = &du[vr.clone()];
                 let dz = &mut dz[vr];
                 let (dl, dx) = (du[kk], du[kk + 1]);
-                let rp = ExampleRp::new(rows_b, i, yi, (xs, cx), u_w, uv, sv);
+                let rp = ExampleRp::new(rows_b, yi, (xs, cx), u_w, uv, sv);
                 let mut act = self.lam_p[i] * dl + lp.y[i] * db + dx;
                 if lp.dense {
                     // every feature in the support (j = t): data-parallel loops, then reductions

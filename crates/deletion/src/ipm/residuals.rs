@@ -103,7 +103,7 @@ impl DsxIpm<'_> {
                         let j = if lp.dense { t } else { cols[t] };
                         let (alpha, yb) = (u[a0 + t], y[r0 + 1 + t]);
                         act -= alpha;
-                        let hb = rows_b.h(i, j);
+                        let hb = rows_b.h(j, cx * xs[t]);
                         let cyx = yi * (cx * xs[t]);
                         let r = rows_b.rp(j, cyx * u_w[j], lam, alpha, s[r0 + 1 + t], hb);
                         np = np.max(r.abs());

@@ -187,7 +187,7 @@ impl<'a> DsxSystem<'a> {
         }
         check_len("v", n, v.len())?;
         check_nonneg("v", v)?;
-        // p = 0 only with every v_j = 0: λ out of every row (a zero budget with λ fixed)
+        // p = 0 only with every v_j = 0: λ out of every row (a zero budget everywhere)
         let lam_free = v.iter().all(|&vj| vj == 0.0);
         if !(p.is_finite() && (p > 0.0 || (p == 0.0 && lam_free))) {
             return Err(LinalgError::InvalidValue {
