@@ -239,7 +239,7 @@ impl UnitKey {
     }
 }
 
-/// The fingerprint of a task's data as the cache keys it ([`bulwark_models::fingerprint`]).
+/// The fingerprint of a task's data as the cache keys it ([`bulwark_models::fingerprint()`]).
 pub fn data_fingerprint(data: &Dataset) -> String {
     bulwark_models::fingerprint(data)
 }
