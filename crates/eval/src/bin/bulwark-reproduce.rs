@@ -128,8 +128,37 @@ fn parse() -> Result<Args, String> {
 /// Progress bars (indicatif), one per experiment; plain lines when stderr is not a terminal.
 struct Bars {
     bar: Mutex<Option<ProgressBar>>,
-    /// When the last plain progress line was printed (hidden bars only).
-    last_line: Mutex<Option<Instant>>,
+    /// The plain progress lines' state (hidden bars only).
+    plain: Mutex<Plain>,
+}
+
+/// When the last plain progress line was printed, and since when (and from which unit) the
+/// experiment's units have run in this sitting.
+struct Plain {
+    last_line: Option<Instant>,
+    since: Instant,
+    from: u64,
+}
+
+impl Plain {
+    fn new() -> Self {
+        Self {
+            last_line: None,
+            since: Instant::now(),
+            from: 0,
+        }
+    }
+
+    /// The time left at this sitting's mean rate (units finished per wall-clock second, every
+    /// worker together). indicatif's own estimate follows the last few units, which finish in
+    /// bursts with several workers, and swung between minutes and hours.
+    fn eta(&self, pos: u64, len: u64) -> Option<Duration> {
+        let done = pos.checked_sub(self.from).filter(|&d| d > 0)?;
+        let per_unit = self.since.elapsed().as_secs_f64() / done as f64;
+        Some(Duration::from_secs_f64(
+            per_unit * len.saturating_sub(pos) as f64,
+        ))
+    }
 }
 
 impl Observer for Bars {
@@ -143,7 +172,7 @@ impl Observer for Bars {
             .progress_chars("=> "),
         );
         pb.set_prefix(experiment.to_string());
-        *self.last_line.lock().expect("last line") = None;
+        *self.plain.lock().expect("plain") = Plain::new();
         pb.enable_steady_tick(Duration::from_millis(500));
         if let Some(old) = self.bar.lock().expect("bar").replace(pb) {
             old.finish();
@@ -157,6 +186,8 @@ impl Observer for Bars {
             ));
             pb.set_position(cached);
             pb.reset_eta();
+            let mut plain = self.plain.lock().expect("plain");
+            (plain.since, plain.from) = (Instant::now(), cached);
         }
     }
     fn on_unit(&self, experiment: &str, what: &str) {
@@ -165,13 +196,15 @@ impl Observer for Bars {
             pb.inc(1);
             if pb.is_hidden() {
                 let (pos, len) = (pb.position(), pb.length().unwrap_or(0));
-                let mut last = self.last_line.lock().expect("last line");
-                if pos == len || last.is_none_or(|t| t.elapsed() >= PLAIN_EVERY) {
-                    *last = Some(Instant::now());
+                let mut plain = self.plain.lock().expect("plain");
+                if pos == len || plain.last_line.is_none_or(|t| t.elapsed() >= PLAIN_EVERY) {
+                    plain.last_line = Some(Instant::now());
+                    let eta = plain
+                        .eta(pos, len)
+                        .map_or("unknown".into(), |d| FormattedDuration(d).to_string());
                     eprintln!(
-                        "{experiment:>12}: {pos}/{len} units, {} elapsed, ETA {} (last: {what})",
+                        "{experiment:>12}: {pos}/{len} units, {} elapsed, ETA {eta} (last: {what})",
                         FormattedDuration(pb.elapsed()),
-                        FormattedDuration(pb.eta()),
                     );
                 }
             }
@@ -261,7 +294,7 @@ fn main() -> ExitCode {
     }
     let bars = Bars {
         bar: Mutex::new(None),
-        last_line: Mutex::new(None),
+        plain: Mutex::new(Plain::new()),
     };
     let mut summary = Vec::new();
     let mut failed = 0;
