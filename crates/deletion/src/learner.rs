@@ -73,7 +73,7 @@ impl Learner for LpLearner {
             ParamSpec {
                 name: "max_iter",
                 kind: ParamKind::Count,
-                default: Some("200"),
+                default: Some("400"),
                 help: "interior-point iteration limit (of every solver in the fallback chain)",
             },
             ParamSpec {

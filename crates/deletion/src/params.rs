@@ -85,7 +85,7 @@ impl Default for DsxLpParams {
             values: FeatureValues::Uniform,
             backend: LpBackend::Structured,
             tolerance: 1e-8,
-            max_iter: 200,
+            max_iter: 400,
             time_limit: f64::INFINITY,
             chunks: None,
             seed: 0,
@@ -129,7 +129,8 @@ impl DsxLpParams {
         self.0.tolerance = t;
         self
     }
-    /// Iteration limit of every solver (default 200; the structured IPM's own limit can be
+    /// Iteration limit of every solver (default 400: on whole pairs of real image classes the
+    /// structured IPM can need more than 200, `docs/design/deletion.md`; its own limit can be
     /// set apart with [`DsxIpmSettings::max_iter`]). When the structured IPM reaches it or
     /// stops on a numerical error, the fit falls back (unless [`DsxLpParams::fallback`] is
     /// off); the report names the solver that answered and every failed attempt.
