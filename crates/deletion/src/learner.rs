@@ -227,3 +227,28 @@ pub fn into_core(e: DeletionError) -> Error {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use bulwark_core::ParamGuard;
+
+    use super::*;
+
+    /// The registry states its defaults as text; a fit from the registry (`bulwark train`) and
+    /// one from `DsxLpParams::new()` must start from the same tolerance and iteration limit.
+    #[test]
+    fn registry_defaults_are_the_library_defaults() {
+        let default = |name: &str| {
+            LpLearner
+                .params()
+                .iter()
+                .find(|p| p.name == name)
+                .and_then(|p| p.default)
+                .unwrap_or_else(|| panic!("{name} has a default"))
+        };
+        let params = DsxLpParams::default();
+        let lib = params.check_ref().unwrap();
+        assert_eq!(default("max_iter").parse::<u32>().unwrap(), lib.max_iter);
+        assert_eq!(default("tolerance").parse::<f64>().unwrap(), lib.tolerance);
+    }
+}
