@@ -14,7 +14,7 @@
 //!    784) and T-shirt against the other nine classes (60 000 × 784), N = 50, C = 1, min-max
 //!    scaling, from Debian's `dataset-fashion-mnist` (installed as for `bench sweep`;
 //!    `--no-fashion` skips them): iterations, time, peak RSS and the solver that answered; the
-//!    second also with example screening (opt-in, from a 1/32 sample).
+//!    second also with example screening (from a 1/32 sample; the other cases without it).
 //!
 //! Peers on the identical LP (the runner writes it as MPS): HiGHS's IPM (Python `highspy`, one
 //! thread, no crossover; installed into `target/bench/venv` when `python3` lacks it;
@@ -57,7 +57,7 @@ const TARGET_ITERATION_OVER_XTDX: f64 = 4.0;
 const REAL_TARGETS: [(&str, Option<f64>, f64, f64); 3] = [
     ("fashion-0v6", Some(60.0), 30.0, 1024.0),
     ("fashion-0-vs-rest", None, 180.0, 3072.0),
-    // the same LP with example screening (opt-in; `lp_bench` names its settings in `data`)
+    // the same LP with example screening (`lp_bench` names its settings in `data`)
     ("fashion-0-vs-rest-screened", None, 180.0, 3072.0),
 ];
 /// Issue 20's memory target: peak RSS at most this many times the dense f64 size of the input.

@@ -75,6 +75,13 @@ pub struct FitReport {
     /// solver answered).
     #[serde(default)]
     pub fallbacks: Vec<String>,
+    /// Why the solver that answered stopped without meeting the tolerance, when it says
+    /// (`solver: status: reason (k iterations)`; e.g. the structured IPM's `almost_optimal`
+    /// answers: stalled or at its iteration limit, and the certified gap of the iterate
+    /// returned). Not stored in model files (their binary layout is positional); `converged`
+    /// and `reached` are.
+    #[serde(skip)]
+    pub stopped: Option<String>,
     /// Learner-specific figures (duality gap, residuals, …).
     pub details: BTreeMap<String, f64>,
 }
@@ -105,6 +112,9 @@ impl FitReport {
             s.push_str(&format!(" (converged{tol})"));
         } else {
             s.push_str(&format!(" (NOT converged{tol})"));
+        }
+        if let Some(why) = &self.stopped {
+            s.push_str(&format!("; {why}"));
         }
         if self.fell_back() {
             s.push_str(&format!("; after {}", self.fallbacks.join("; ")));

@@ -10,7 +10,8 @@
 //! directions (the peak RSS also when the fit fails). `ENGINE=1` runs the first fallback,
 //! `hsd-engine/structured`, instead of the structured IPM; `MAXIT=k` sets the iteration limit.
 //! `SCREEN=0` turns example screening off, `SCREEN=1` screens at any size (default: the
-//! library's, off), `SCREEN_SAMPLE`, `SCREEN_MARGIN` set its fields.
+//! library's, from 10 000 examples), `SCREEN_SAMPLE`, `SCREEN_MARGIN`, `SCREEN_MAX_FRACTION`
+//! set its fields.
 //! `SPARSE=1` stores the task as CSR (LP (4) then drops the zero entries' pairs).
 //! `LOG=1` prints the iteration log on stderr; `START`, `ETA`, `SIGMA`, `MEHR`, `MAXCORR`,
 //! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG`, `ROUNDS`, `CERTIFY` (`certify_within`), `PROUND` (`primal_rounding`) and `STATIC`
@@ -144,7 +145,7 @@ fn main() {
         params = params.max_iter(k as u32);
     }
     // `SCREEN=0`: no example screening; `SCREEN=1`: screening at any size (default: the
-    // library's, off); `SCREEN_SAMPLE`, `SCREEN_MARGIN`: its fields
+    // library's, from 10 000 examples); `SCREEN_SAMPLE`, `SCREEN_MARGIN`: its fields
     let mut screening = match env("SCREEN") {
         Some(0.0) => bulwark_deletion::Screening::off(),
         Some(_) => bulwark_deletion::Screening {
@@ -158,6 +159,9 @@ fn main() {
     }
     if let Some(v) = env("SCREEN_MARGIN") {
         screening.margin = v;
+    }
+    if let Some(v) = env("SCREEN_MAX_FRACTION") {
+        screening.max_fraction = v;
     }
     params = params.screening(screening);
     let mut log = |it: &bulwark_lp::IterationInfo| {
@@ -199,9 +203,10 @@ fn main() {
         f.refinements
     );
     if let Some(r) = f.dual_repaired_from {
-        println!(
-            "certified by a dual point repaired from the last iterate (dual residual {r:.2e})"
-        );
+        println!("certified by a repaired dual point (the iterate's dual residual {r:.2e})");
+    }
+    for s in &f.stopped_short {
+        println!("NOT converged: {s}");
     }
     for r in &f.screening {
         println!("{}", r.describe());

@@ -201,6 +201,13 @@ pub struct SolveDiagnostics {
     pub fallbacks: Vec<String>,
     /// Whether the answering solver met the tolerance asked (every chunk's, when bagging).
     pub converged: bool,
+    /// Why the answering solver stopped short of the tolerance, each `solver: almost_optimal:
+    /// reason (k iterations)` (prefixed by `chunk k: ` when bagging): the structured IPM's
+    /// answers certified within [`crate::DsxIpmSettings::accept_within`] times the tolerance
+    /// after it stalled or reached its iteration limit (module docs of `ipm`, *Almost
+    /// optimal*). Empty when every answer is optimal.
+    #[serde(default)]
+    pub stopped_short: Vec<String>,
     /// The tolerance asked.
     pub tolerance: f64,
     /// Seconds in factorisations of the normal equations (structured IPM only, else 0).
@@ -382,7 +389,8 @@ impl DsxLp {
         for (k, &attempt) in chain.iter().enumerate() {
             let run = self.run(attempt, layout, progress.as_mut().map(|p| &mut **p as _))?;
             iterations += run.iterations;
-            if run.status == Status::Optimal {
+            // (an almost optimal answer is the structured IPM's: module docs of `ipm`)
+            if matches!(run.status, Status::Optimal | Status::AlmostOptimal) {
                 return Ok(Answer {
                     run,
                     solver: attempt.name(),
@@ -431,10 +439,10 @@ impl DsxLp {
         if let Some(solved) = self.solve_screened(data, budget, p, &mut report, &mut before)? {
             return Ok((solved, Some(report)));
         }
-        // screening gave up: the whole LP, with the rounds' iterations counted; the attempt
-        // that did not answer (the rounds' own fallbacks, then what screening did) comes first
-        // among the fallbacks, where the user looks
-        before.push(report.describe());
+        // screening gave up: the whole LP, with the rounds' iterations counted and the rounds'
+        // own fallbacks first. The give-up itself is not a fallback — the same solver answers
+        // the whole LP, and with screening on by default it is the usual outcome on tasks where
+        // most examples keep a loss; the screening report says why (`SolveDiagnostics::screening`)
         match self.solve_whole(data, budget, progress) {
             Ok(mut solved) => {
                 solved.answer.iterations += report.iterations;
@@ -519,6 +527,7 @@ impl DsxLp {
             solver: String::new(),
             fallbacks: Vec::new(),
             converged: true,
+            stopped_short: Vec::new(),
             tolerance: self.tolerance,
             factor_seconds: 0.0,
             solve_seconds: 0.0,
@@ -578,6 +587,13 @@ impl DsxLp {
             diag.converged &= reached <= self.tolerance;
             if !solvers.contains(&answer.solver) {
                 solvers.push(answer.solver);
+            }
+            if sol.status == Status::AlmostOptimal {
+                diag.stopped_short.push(chunk_label(format!(
+                    "{}: {}",
+                    answer.solver,
+                    sol.describe()
+                )));
             }
             diag.fallbacks
                 .extend(answer.fallbacks.into_iter().map(chunk_label));
@@ -661,6 +677,7 @@ impl DsxLpParams {
         report.tolerance = Some(d.tolerance);
         report.reached = Some(d.reached());
         report.fallbacks = d.fallbacks.clone();
+        report.stopped = (!d.stopped_short.is_empty()).then(|| d.stopped_short.join("; "));
         for (k, v) in [
             ("closed_form_objective", d.closed_form_objective),
             ("gap", d.gap),

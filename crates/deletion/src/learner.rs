@@ -85,14 +85,20 @@ impl Learner for LpLearner {
             ParamSpec {
                 name: "screen_from",
                 kind: ParamKind::Count,
-                default: None,
-                help: "solve LP (4) on working sets of examples, certified for every example, for training sets of at least K examples (default: off)",
+                default: Some("10000"),
+                help: "solve LP (4) on working sets of examples, certified for every example, for training sets of at least K examples",
+            },
+            ParamSpec {
+                name: "no_screening",
+                kind: ParamKind::Switch { value: true },
+                default: Some("false"),
+                help: "solve LP (4) as one LP at every size (no working sets of examples)",
             },
             ParamSpec {
                 name: "screen_sample",
                 kind: ParamKind::Float,
                 default: None,
-                help: "with screen_from: the fraction of each class in the first working set (default 1/16)",
+                help: "the fraction of each class in the first working set of screening (default 1/16)",
             },
             ParamSpec {
                 name: "fallback_memory_mib",
@@ -145,26 +151,24 @@ impl Learner for LpLearner {
                         Error::param("fallback_memory_mib", mib, "at most 2^44 MiB")
                     })?),
                 });
-        let params = match p.count_opt("screen_from")? {
-            None => {
-                if let Some(f) = p.float_opt("screen_sample")? {
-                    return Err(Error::param(
-                        "screen_sample",
-                        f,
-                        "only with screen_from (screening is off)",
-                    ));
-                }
-                params
+        let params = if p.flag("no_screening")? {
+            if let Some(f) = p.float_opt("screen_sample")? {
+                return Err(Error::param(
+                    "screen_sample",
+                    f,
+                    "only with screening (no_screening is set)",
+                ));
             }
-            Some(k) => {
-                let mut s = Screening::from_examples(
-                    usize::try_from(k).map_err(|_| Error::param("screen_from", k, "a count"))?,
-                );
-                if let Some(f) = p.float_opt("screen_sample")? {
-                    s.sample_fraction = f;
-                }
-                params.screening(s)
+            params.screening(Screening::off())
+        } else {
+            let k = p.count("screen_from")?;
+            let mut s = Screening::from_examples(
+                usize::try_from(k).map_err(|_| Error::param("screen_from", k, "a count"))?,
+            );
+            if let Some(f) = p.float_opt("screen_sample")? {
+                s.sample_fraction = f;
             }
+            params.screening(s)
         };
         let params = match p.count_opt("ipm_max_iter")? {
             None => params,
@@ -250,5 +254,10 @@ mod tests {
         let lib = params.check_ref().unwrap();
         assert_eq!(default("max_iter").parse::<u32>().unwrap(), lib.max_iter);
         assert_eq!(default("tolerance").parse::<f64>().unwrap(), lib.tolerance);
+        assert_eq!(
+            default("screen_from").parse::<usize>().unwrap(),
+            lib.screening.min_examples
+        );
+        assert_eq!(default("no_screening"), "false");
     }
 }

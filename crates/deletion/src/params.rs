@@ -186,10 +186,10 @@ impl DsxLpParams {
         self
     }
     /// Example screening: LP (4) solved on working sets of examples, grown until the answer is
-    /// certified optimal for every example ([`crate::screening`]; default off,
-    /// [`Screening::from_examples`] turns it on). The same optimum (to the tolerance) from smaller
-    /// LPs on tasks where most examples end with a zero loss;
-    /// [`crate::SolveDiagnostics::screening`] reports the rounds.
+    /// certified optimal for every example ([`crate::screening`]; default: training sets of at
+    /// least [`Screening::DEFAULT_MIN_EXAMPLES`] examples, [`Screening::off`] never). The same
+    /// optimum (to the tolerance) from smaller LPs on tasks where most examples end with a zero
+    /// loss; [`crate::SolveDiagnostics::screening`] reports the rounds.
     pub fn screening(mut self, s: Screening) -> Self {
         self.0.screening = s;
         self

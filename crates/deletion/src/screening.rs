@@ -7,7 +7,8 @@
 //! and their `(example, feature)` pairs, whose duals all tend to zero, make the central path
 //! long: LP (4) on only the examples with a loss takes a fraction of the iterations of the whole
 //! LP, to the same objective (`docs/design/deletion.md`, issue 20's sixth session, has the
-//! measurements). Screening is off by default ([`Screening::default`]).
+//! measurements). By default training sets of at least [`Screening::DEFAULT_MIN_EXAMPLES`]
+//! examples are screened ([`Screening::default`]); [`Screening::off`] never screens.
 //!
 //! # Method
 //!
@@ -39,9 +40,9 @@
 //! `max_fraction` of the examples (the task is mostly examples with a loss, so a smaller LP
 //! saves little), after `max_rounds` rounds, or when a round is not solved; the fit reports the
 //! rounds it spent either way ([`crate::SolveDiagnostics::screening`], whose `gave_up` says why),
-//! and counts their iterations; a give-up is also the first of the fit's fallbacks
-//! ([`ScreeningReport::describe`], after the rounds' own), so `FitReport::summary` and the CLI
-//! show it.
+//! and counts their iterations (`details["screening_rounds"]`, `details["screening_gave_up"]`
+//! and the CLI's screening line show it). A give-up is not a fallback: the same solver answers
+//! the whole LP.
 
 use bulwark_core::{Dataset, Error, FeatureBudget, Sign};
 use bulwark_lp::Status;
@@ -56,8 +57,8 @@ use crate::params::DsxLp;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Screening {
-    /// Smallest training set that is screened (default `usize::MAX`: never, see
-    /// [`Screening::from_examples`]).
+    /// Smallest training set that is screened (default
+    /// [`Screening::DEFAULT_MIN_EXAMPLES`]; `usize::MAX`: never, [`Screening::off`]).
     pub min_examples: usize,
     /// Fraction of each class in the first working set (default 1/16).
     pub sample_fraction: f64,
@@ -65,31 +66,39 @@ pub struct Screening {
     /// first round, the first sample's examples below `−margin` leave it (default 0.01).
     pub margin: f64,
     /// Largest working set as a fraction of the examples; beyond it the whole LP is solved
-    /// (default 0.5).
+    /// (default 0.4: a larger round, and the whole LP after it if screening then gives up,
+    /// costs more than a smaller LP saves; `docs/design/deletion.md`).
     pub max_fraction: f64,
     /// Most rounds before the whole LP is solved (default 8).
     pub max_rounds: u32,
 }
 
-/// Off: screening is opt-in. The rounds are exact (module docs) but not yet reliably faster:
-/// `docs/design/deletion.md` has the cases where a round's working set grows to most of the
-/// examples, or a round is itself a long LP.
+/// On from [`Screening::DEFAULT_MIN_EXAMPLES`] examples. On a task where most examples keep
+/// a loss, screening gives up after its first round (a sixteenth of the examples) and the
+/// whole LP is solved; where most end with none, the rounds replace a whole LP whose path is
+/// long (`docs/design/deletion.md` has both).
 impl Default for Screening {
     fn default() -> Self {
         Self {
-            min_examples: usize::MAX,
+            min_examples: Self::DEFAULT_MIN_EXAMPLES,
             sample_fraction: 1.0 / 16.0,
             margin: 0.01,
-            max_fraction: 0.5,
+            max_fraction: 0.4,
             max_rounds: 8,
         }
     }
 }
 
 impl Screening {
-    /// Never screen: LP (4) on every example, as one LP (the default).
+    /// The default smallest training set that is screened.
+    pub const DEFAULT_MIN_EXAMPLES: usize = 10_000;
+
+    /// Never screen: LP (4) on every example, as one LP.
     pub fn off() -> Self {
-        Self::default()
+        Self {
+            min_examples: usize::MAX,
+            ..Self::default()
+        }
     }
 
     /// Screen training sets of at least `min_examples` examples, the other fields at their
@@ -226,7 +235,7 @@ impl DsxLp {
             let idx: Vec<usize> = (0..m).filter(|&i| in_set[i]).collect();
             if idx.len() as f64 > s.max_fraction * m as f64 {
                 report.gave_up = Some(format!(
-                    "the working set would hold {} of {m} examples (more than {})",
+                    "the working set would hold {} of {m} examples (more than {} of them)",
                     idx.len(),
                     s.max_fraction
                 ));
@@ -372,5 +381,7 @@ mod tests {
         }
         assert!(Screening::default().validate().is_ok());
         assert!(!Screening::off().applies(usize::MAX - 1));
+        let on = Screening::default();
+        assert!(on.applies(10_000) && !on.applies(9_999));
     }
 }

@@ -828,3 +828,87 @@ fn mean_hinge(model: &impl bulwark_core::DecisionFunction, data: &Dataset) -> f6
         .sum::<f64>()
         / data.len() as f64
 }
+
+/// A run that stops short of the tolerance after an iterate was certified within
+/// `accept_within` times it returns that iterate, `almost_optimal` and not converged, instead of
+/// falling back (module docs of `ipm`, *Almost optimal*); with `accept_within = 0` the same run
+/// is a failure as before. The run is stopped by its iteration limit at an iterate of the run
+/// to optimality whose gap misses the tolerance by less than the factor (the iterates do not
+/// depend on the limit).
+#[test]
+fn an_iterate_certified_near_the_optimum_answers_a_run_that_stopped_short() {
+    use std::ops::ControlFlow;
+    let data = random_data(60, 8, 1.0, 9, false);
+    let base = || DsxLpParams::new().budget(2.0).c(1.0).fallback(false);
+    let accept = |k: f64, limit: u32| {
+        let s = DsxIpmSettings::builder()
+            .accept_within(k)
+            .max_iter(Some(limit))
+            .build()
+            .unwrap();
+        base().ipm_settings(s)
+    };
+    let mut trace = Vec::new();
+    let optimal = base()
+        .fit_with_progress(
+            &data,
+            Some(&mut |i: &bulwark_lp::IterationInfo| {
+                trace.push((i.iter, i.pres, i.gap));
+                ControlFlow::Continue(())
+            }),
+        )
+        .unwrap();
+    assert!(optimal.report.converged, "{}", optimal.report.summary());
+    let opt = optimal.report.objective.unwrap();
+    // the last iterate whose primal residual meets the tolerance and whose gap misses it by
+    // less than 100 times
+    let &(k, _, gap_k) = trace
+        .iter()
+        .rev()
+        .find(|&&(_, p, g)| p <= 1e-8 && g > 1e-8 && g <= 1e-6)
+        .unwrap_or_else(|| panic!("no iterate within 100 times the tolerance: {trace:?}"));
+    let f = accept(100.0, k).fit(&data).unwrap();
+    let r = &f.report;
+    assert_eq!(r.solver, "dsx-ipm", "{}", r.summary());
+    assert!(r.fallbacks.is_empty(), "{}", r.summary());
+    assert!(!r.converged, "{}", r.summary());
+    let stopped = r.stopped.as_deref().unwrap_or_default();
+    assert!(
+        stopped.starts_with(&format!(
+            "dsx-ipm: almost_optimal: stopped short (iteration_limit); the iterate of iteration {k} certified at a relative gap of"
+        )) && stopped.ends_with(&format!("({k} iterations)")),
+        "{stopped}"
+    );
+    assert!(r.summary().contains(stopped), "{}", r.summary());
+    // the certified gap is the one reached, within the factor, and it bounds the objective's
+    // distance to the optimum
+    let reached = r.reached.unwrap();
+    assert!(
+        reached > 1e-8 && reached <= 1e-6,
+        "{reached:e} (iterate gap {gap_k:e})"
+    );
+    let obj = r.objective.unwrap();
+    assert!(
+        obj >= opt - 1e-8 * (1.0 + opt),
+        "{obj} below the optimum {opt}"
+    );
+    assert!(
+        obj - opt <= 2.0 * reached * (1.0 + opt * data.len() as f64) / data.len() as f64,
+        "{obj} vs the optimum {opt}: gap {reached:e}"
+    );
+    // the objective is the closed form at the model returned
+    let closed = r.details["closed_form_objective"];
+    assert!(
+        (obj - closed).abs() <= 1e-12 * (1.0 + obj),
+        "{obj} vs {closed}"
+    );
+    assert!(
+        r.details.contains_key("dual_repaired_from"),
+        "{:?}",
+        r.details
+    );
+    // with the factor at 0 the same run fails at its limit
+    let e = accept(0.0, k).fit(&data).unwrap_err();
+    let (solver, _) = not_solved(&e, "iteration_limit");
+    assert_eq!(solver, "dsx-ipm", "{e}");
+}

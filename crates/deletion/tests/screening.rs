@@ -105,23 +105,13 @@ fn screening_that_gives_up_solves_the_whole_lp_and_counts_its_rounds() {
     assert_eq!(d.solver, "dsx-ipm");
     assert!(d.converged, "{d:?}");
     assert!(d.iterations > r.iterations, "{d:?}");
-    // the attempt that did not answer is the first fallback, where the user looks
-    assert_eq!(
-        d.fallbacks.first(),
-        Some(&r.describe()),
-        "{:?}",
-        d.fallbacks
-    );
-    assert!(d.fallbacks[0].contains("gave up"), "{:?}", d.fallbacks);
-    // the learner's report says so too
+    // a give-up is not a fallback (the same solver answered the whole LP; with screening on by
+    // default it is the usual outcome on tasks where most examples keep a loss): the screening
+    // report and the learner's details say so
+    assert!(d.fallbacks.is_empty(), "{:?}", d.fallbacks);
     let f = params(s).fit(&data).unwrap();
     assert_eq!(f.report.details["screening_gave_up"], 1.0);
-    assert!(f.report.fell_back(), "{:?}", f.report);
-    assert!(
-        f.report.summary().contains("screening:"),
-        "{}",
-        f.report.summary()
-    );
+    assert!(!f.report.fell_back(), "{:?}", f.report);
     assert!(f.report.details["screening_rounds"] >= 1.0);
 }
 

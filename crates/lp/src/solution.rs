@@ -20,6 +20,11 @@ pub enum Status {
     TimeLimit,
     /// The linear algebra broke down or the iteration stalled.
     NumericalError,
+    /// The solve stopped short of the tolerances (stalled, or at the iteration limit) at a
+    /// point certified within a reduced tolerance: an answer that did not converge. The
+    /// solver's outcome says how close it is and why it stopped (the structured IPM of
+    /// `bulwark-deletion`; this crate's engine never returns it).
+    AlmostOptimal,
 }
 
 impl Status {
@@ -32,6 +37,7 @@ impl Status {
             Self::IterationLimit => "iteration_limit",
             Self::TimeLimit => "time_limit",
             Self::NumericalError => "numerical_error",
+            Self::AlmostOptimal => "almost_optimal",
         }
     }
     /// True for the two infeasibility statuses.

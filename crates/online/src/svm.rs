@@ -295,6 +295,16 @@ impl FdropParams {
             converged,
             tolerance: Some(solver.tolerance),
             reached: Some(sol.gap.max(sol.primal_residual).max(sol.dual_residual)),
+            stopped: (!converged).then(|| {
+                let why = sol
+                    .reason
+                    .as_deref()
+                    .map_or(String::new(), |r| format!(": {r}"));
+                format!(
+                    "dsx-ipm: {}{why} ({} iterations)",
+                    sol.status, sol.iterations
+                )
+            }),
             ..FitReport::default()
         };
         let d = &mut report.details;

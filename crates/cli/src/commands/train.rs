@@ -164,6 +164,7 @@ pub(crate) fn run(
         let mut obj = json!({
             "algorithm": algo, "missing": policy.as_str(), "solver": r.solver, "converged": r.converged,
             "tolerance": r.tolerance, "reached": r.reached, "fallbacks": r.fallbacks,
+            "stopped": r.stopped,
             "objective": r.objective, "iterations": r.iterations, "seconds": r.seconds,
             "training_error": training_error, "model": args.out.display().to_string(),
             "model_kind": fitted.model.kind(),
@@ -220,15 +221,17 @@ pub(crate) fn run(
             writeln!(out, "rounds          {k}")?;
         }
         // example screening (LP): how many working-set LPs, and whether their answer stands
-        if let Some(&k) = r.details.get("screening_rounds").filter(|k| **k > 0.0) {
-            let outcome = if r.details.get("screening_gave_up").is_some_and(|g| *g > 0.0) {
-                "gave up, the whole LP solved (see the solver line)"
+        let rounds = r.details.get("screening_rounds").copied().unwrap_or(0.0);
+        let gave_up = r.details.get("screening_gave_up").is_some_and(|g| *g > 0.0);
+        if rounds > 0.0 || gave_up {
+            let outcome = if gave_up {
+                "gave up, the whole LP solved"
             } else {
                 "certified for the whole LP"
             };
             writeln!(
                 out,
-                "screening       {k} LP(s) on working sets of examples, {outcome}"
+                "screening       {rounds} LP(s) on working sets of examples, {outcome}"
             )?;
         }
         // LP: the optimality certificate's dual point was repaired from the last iterate

@@ -6,10 +6,22 @@ use std::time::Instant;
 
 use bulwark_lp::{IterationInfo, Status};
 
+use super::certificate::Certificate;
 use super::refine::Refinement;
 use super::residuals::Termination;
 use super::{DsxIpm, IpmOptions, IpmOutcome, Progress};
 use crate::error::Result;
+
+/// The iterate certified closest to optimal so far (module docs of [`crate::ipm`], *Almost
+/// optimal*): its certificate, its primal and dual residuals, and its iteration; its `(w, b)`
+/// is in [`DsxIpm::best_wb`].
+#[derive(Clone, Copy)]
+struct Best {
+    cert: Certificate,
+    pres: f64,
+    dres: f64,
+    iter: u32,
+}
 
 impl DsxIpm<'_> {
     /// Starting point: `w = 0` (the centre of the box), `b = 0`, and every other primal
@@ -87,12 +99,15 @@ impl DsxIpm<'_> {
         let npairs = self.n_pairs();
         let mut iter = 0u32;
         let (mut sigma, mut step) = (0.0, 0.0);
-        let status;
-        let reason;
+        let mut status;
+        let mut reason;
         let mut last;
         let mut stop = Termination::new(opts, &self.settings);
         let mut refine = Refinement::default();
         let mut repaired_from = None;
+        // the iterate certified closest to optimal (module docs, *Almost optimal*)
+        let mut best: Option<Best> = None;
+        let accept = self.settings.accept_within * opts.tolerance;
         loop {
             let ((pobj, dobj, pres, dres, gap), comp) = self.residuals();
             let mu = (comp + self.box_complementarity(None)) / npairs;
@@ -135,6 +150,17 @@ impl DsxIpm<'_> {
                     repaired_from = Some(dres);
                     (status, reason) = (Status::Optimal, None);
                     break;
+                }
+                if cert.gap.max(cert.dual_residual) <= accept
+                    && best.is_none_or(|b| cert.gap < b.cert.gap)
+                {
+                    best = Some(Best {
+                        cert,
+                        pres,
+                        dres,
+                        iter,
+                    });
+                    self.best_wb.copy_from_slice(&self.u[..=n]);
                 }
             }
             if let Some((s, r)) = stop.check(iter, (pres, dres, gap), refine.refined(), &start) {
@@ -216,13 +242,36 @@ impl DsxIpm<'_> {
             self.take_step(ap, ad);
             refine.stepped(dres, ad, refining);
         }
+        // a run that stopped short returns the iterate certified closest to optimal when that
+        // is within the reduced tolerance (module docs, *Almost optimal*)
+        let mut wb = &self.u[..=n];
+        if let Some(b) = best
+            && matches!(status, Status::NumericalError | Status::IterationLimit)
+        {
+            let why = reason.take().map_or(String::new(), |r| format!(": {r}"));
+            reason = Some(format!(
+                "stopped short ({status}{why}); the iterate of iteration {} certified at a \
+                 relative gap of {:.2e}",
+                b.iter, b.cert.gap
+            ));
+            status = Status::AlmostOptimal;
+            last = (
+                b.cert.primal,
+                b.cert.dual,
+                b.pres,
+                b.cert.dual_residual,
+                b.cert.gap,
+            );
+            repaired_from = Some(b.dres);
+            wb = &self.best_wb;
+        }
         let (pobj, dobj, pres, dres, gap) = last;
         Ok(IpmOutcome {
             status,
-            wb: self.u[..n]
+            wb: wb[..n]
                 .iter()
                 .map(|w| self.lp.c * w)
-                .chain([self.u[n]])
+                .chain([wb[n]])
                 .collect(),
             objective: pobj * inv_m,
             dual_objective: dobj * inv_m,

@@ -72,6 +72,20 @@
 //! iterate's dual residual, and the outcome's objectives, gap and dual residual are the
 //! certificate's.
 //!
+//! # Almost optimal
+//!
+//! On some real LPs the final phase meets a floor: near `μ = 1e-12` the solves are too
+//! inaccurate to take a step (the direction's dual defect caps the dual step), and the run
+//! stalls or diverges just above the tolerance (two Fashion-MNIST pairs in
+//! `docs/design/deletion.md`). The run keeps the `(w, b)` of the iterate with the smallest
+//! certified gap; when it stops short — [`Status::NumericalError`] or
+//! [`Status::IterationLimit`] — and that gap (and the repaired point's dual residual) is within
+//! [`DsxIpmSettings::accept_within`] times the tolerance, it returns that iterate with status
+//! [`Status::AlmostOptimal`], the certificate's objectives, gap and dual residual, and a
+//! reason that says why it stopped. The fit reports it as not converged (the gap reached
+//! against the tolerance asked) instead of handing the LP to the fallback solvers, which meet
+//! the same floor after far longer on large LPs.
+//!
 //! # Zero budget
 //!
 //! An example whose budget is zero (`N = 0`: `P_i = V_i`) has no adversary, and LP (4) leaves its
@@ -364,6 +378,9 @@ pub(crate) struct DsxIpm<'a> {
     qbufs: Vec<f64>,
     /// Per-block accumulators of the `w` part of the right-hand side, `PARTS × n`.
     wacc: Vec<f64>,
+    /// `(w, b)` of the iterate with the smallest certified gap so far (`driver`, *Almost
+    /// optimal*), `n + 1`.
+    best_wb: Vec<f64>,
     /// The example blocks of the data-parallel passes.
     parts: Parts,
     /// Where the blocks run.
@@ -551,6 +568,7 @@ impl<'a> DsxIpm<'a> {
             rhs: z(len),
             qbufs: z(PARTS * n),
             wacc: z(PARTS * n),
+            best_wb: z(n + 1),
             parts: Parts::new(lp),
             exec,
             sc: Scal {

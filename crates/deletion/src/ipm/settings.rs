@@ -47,6 +47,13 @@ pub struct DsxIpmSettings {
     /// times it, but which misses a test, is also tested by the certificate of `ipm`'s module
     /// docs (the closed-form objective against a repaired dual point; default 100; 0: never).
     pub certify_within: f64,
+    /// A run that stops short of the tolerance — stalled, diverging or at the iteration limit —
+    /// after an iterate was certified (module docs of [`crate::ipm`], *Certificate*) within
+    /// this many times the tolerance returns that iterate as `almost_optimal` (reported not
+    /// converged, with its certified gap) instead of failing over to the fallback solvers
+    /// (default 10; 0: never). Only iterates within `certify_within` times the tolerance are
+    /// certified, so a larger factor acts as that one.
+    pub accept_within: f64,
     /// Most Gondzio centrality correctors per iteration (default 2; 0 disables them).
     pub max_correctors: usize,
     /// Correctors are used on an LP only when the cost model estimates one factorisation at
@@ -123,6 +130,7 @@ impl Default for DsxIpmSettings {
             refine_lag: 2.0,
             max_refinements: 3,
             certify_within: 100.0,
+            accept_within: 10.0,
             max_correctors: 2,
             corrector_cost_ratio: 4.0,
             corrector_trigger: 0.35,
@@ -210,6 +218,12 @@ impl DsxIpmSettings {
         rule(
             "certify_within",
             self.certify_within,
+            finite_nonneg,
+            "must be finite and >= 0",
+        )?;
+        rule(
+            "accept_within",
+            self.accept_within,
             finite_nonneg,
             "must be finite and >= 0",
         )?;
@@ -362,6 +376,7 @@ impl DsxIpmSettingsBuilder {
         refine_lag: f64,
         max_refinements: usize,
         certify_within: f64,
+        accept_within: f64,
         max_correctors: usize,
         corrector_cost_ratio: f64,
         corrector_trigger: f64,
@@ -413,6 +428,8 @@ mod tests {
         assert_eq!(field(b().refine_lag(0.5)), "refine_lag");
         assert_eq!(field(b().refine_within(f64::NAN)), "refine_within");
         assert_eq!(field(b().certify_within(-1.0)), "certify_within");
+        assert_eq!(field(b().accept_within(-1.0)), "accept_within");
+        assert_eq!(field(b().accept_within(f64::NAN)), "accept_within");
         assert_eq!(field(b().max_iter(Some(0))), "max_iter");
         assert_eq!(field(b().corrector_beta_min(0.0)), "corrector_beta_min");
         assert_eq!(field(b().corrector_beta_max(0.5)), "corrector_beta_max");
