@@ -83,6 +83,12 @@ impl Learner for LpLearner {
                 help: "iteration limit of the structured IPM alone, before the fallback solvers take over (default: max_iter)",
             },
             ParamSpec {
+                name: "accept_within",
+                kind: ParamKind::Float,
+                default: Some("10"),
+                help: "when the structured IPM stops short (stalled, or at its limit) with an iterate certified within this many times the tolerance, that iterate answers, reported not converged (0: the fallback solvers instead)",
+            },
+            ParamSpec {
                 name: "screen_from",
                 kind: ParamKind::Count,
                 default: Some("10000"),
@@ -170,18 +176,32 @@ impl Learner for LpLearner {
             }
             params.screening(s)
         };
-        let params = match p.count_opt("ipm_max_iter")? {
-            None => params,
-            Some(k) => {
-                let k = u32::try_from(k)
-                    .map_err(|_| Error::param("ipm_max_iter", k, "at most 2^32 - 1"))?;
-                let settings = DsxIpmSettings::builder()
-                    .max_iter(Some(k))
-                    .build()
-                    .map_err(|e| Error::param("ipm_max_iter", k, e.to_string()))?;
-                params.ipm_settings(settings)
-            }
+        let ipm_max_iter = match p.count_opt("ipm_max_iter")? {
+            None => None,
+            Some(k) => Some(
+                u32::try_from(k)
+                    .map_err(|_| Error::param("ipm_max_iter", k, "at most 2^32 - 1"))?,
+            ),
         };
+        let accept = p.float("accept_within")?;
+        let settings = DsxIpmSettings::builder()
+            .max_iter(ipm_max_iter)
+            .accept_within(accept)
+            .build()
+            .map_err(|e| {
+                let bulwark_lp::SettingsError::BadFieldValue {
+                    field,
+                    value,
+                    reason,
+                } = e;
+                let name = if field == "max_iter" {
+                    "ipm_max_iter"
+                } else {
+                    field
+                };
+                Error::param(name, value, reason)
+            })?;
+        let params = params.ipm_settings(settings);
         let fitted = match progress {
             None => params.fit_with_progress(data, None),
             Some(cb) => {
@@ -190,6 +210,10 @@ impl Learner for LpLearner {
                 // fallback is not mistaken for the structured IPM (the reason is reported with
                 // the fit)
                 let chunked = p.count_opt("chunks")?.is_some();
+                // (a working set's LP also starts from iteration 0: screening, module docs of
+                // `screening`)
+                let screened =
+                    !p.flag("no_screening")? && data.len() as u64 >= p.count("screen_from")?;
                 let (mut runs, mut last) = (1u32, 0u32);
                 let mut adapt = |info: &IterationInfo| -> ControlFlow<()> {
                     if info.iter < last {
@@ -199,6 +223,9 @@ impl Learner for LpLearner {
                     let what = match (chunked, runs) {
                         (true, k) => format!("LP (4), LP {k} of the chunks"),
                         (false, 1) => "LP (4), structured interior point".to_string(),
+                        (false, k) if screened => format!(
+                            "LP (4), LP {k}: a screening round, the whole LP or a fallback solver (the fit's report says which)"
+                        ),
                         (false, k) => format!(
                             "LP (4), fallback solver {} (the structured IPM stopped; why is reported at the end)",
                             k - 1
@@ -259,5 +286,9 @@ mod tests {
             lib.screening.min_examples
         );
         assert_eq!(default("no_screening"), "false");
+        assert_eq!(
+            default("accept_within").parse::<f64>().unwrap(),
+            DsxIpmSettings::default().accept_within
+        );
     }
 }

@@ -114,6 +114,38 @@ fn the_lp_reports_the_structured_ipm_and_its_tolerance() {
         "{:?}",
         f.report.fallbacks
     );
+    // a bad factor of the reduced tolerance is refused by name
+    let bad = HyperParams::new()
+        .with("budget", ParamValue::Float(2.0))
+        .with("accept_within", ParamValue::Float(-1.0));
+    let e = registry::train(lp, &data, &bad, None).unwrap_err();
+    assert!(e.to_string().contains("accept_within"), "{e}");
+    // with screening, the LPs after the first are not called fallbacks (a working set's LP also
+    // starts from iteration 0)
+    let screened = HyperParams::new()
+        .with("budget", ParamValue::Float(2.0))
+        .with("screen_from", ParamValue::Count(100));
+    let mut messages = Vec::new();
+    let mut progress = |m: &str| {
+        messages.push(m.to_string());
+        std::ops::ControlFlow::Continue(())
+    };
+    let f = registry::train(lp, &data, &screened, Some(&mut progress)).unwrap();
+    assert!(
+        f.report.details["screening_rounds"] >= 1.0,
+        "{:?}",
+        f.report
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("LP (4), LP 2: a screening round, the whole LP or a fallback")),
+        "{messages:?}"
+    );
+    assert!(
+        !messages.iter().any(|m| m.contains("fallback solver 1")),
+        "{messages:?}"
+    );
 }
 
 #[test]
