@@ -278,7 +278,13 @@ impl FdropParams {
             tolerance: IPM_TOLERANCE,
             max_iter: self.common.max_passes.min(200) as u32,
             threads: None,
-            settings: bulwark_deletion::DsxIpmSettings::default(),
+            // FDROP has no fallback to hand over to: a run that stops short returns its last
+            // iterate, reported not converged, rather than its best certified one (the
+            // reproduction's cached FDROP fits were computed so)
+            settings: bulwark_deletion::DsxIpmSettings {
+                accept_within: 0.0,
+                ..Default::default()
+            },
         };
         let sol = solver.solve(data).map_err(deletion_error)?;
         let converged = sol.is_optimal();
