@@ -157,7 +157,7 @@ impl Learner for LpLearner {
                         Error::param("fallback_memory_mib", mib, "at most 2^44 MiB")
                     })?),
                 });
-        let params = if p.flag("no_screening")? {
+        let screening = if p.flag("no_screening")? {
             if let Some(f) = p.float_opt("screen_sample")? {
                 return Err(Error::param(
                     "screen_sample",
@@ -165,7 +165,7 @@ impl Learner for LpLearner {
                     "only with screening (no_screening is set)",
                 ));
             }
-            params.screening(Screening::off())
+            Screening::off()
         } else {
             let k = p.count("screen_from")?;
             let mut s = Screening::from_examples(
@@ -174,8 +174,11 @@ impl Learner for LpLearner {
             if let Some(f) = p.float_opt("screen_sample")? {
                 s.sample_fraction = f;
             }
-            params.screening(s)
+            s
         };
+        // (a working set's LP also starts from iteration 0: the progress messages below)
+        let screened = screening.applies(data.len());
+        let params = params.screening(screening);
         let ipm_max_iter = match p.count_opt("ipm_max_iter")? {
             None => None,
             Some(k) => Some(
@@ -210,10 +213,6 @@ impl Learner for LpLearner {
                 // fallback is not mistaken for the structured IPM (the reason is reported with
                 // the fit)
                 let chunked = p.count_opt("chunks")?.is_some();
-                // (a working set's LP also starts from iteration 0: screening, module docs of
-                // `screening`)
-                let screened =
-                    !p.flag("no_screening")? && data.len() as u64 >= p.count("screen_from")?;
                 let (mut runs, mut last) = (1u32, 0u32);
                 let mut adapt = |info: &IterationInfo| -> ControlFlow<()> {
                     if info.iter < last {
