@@ -15,6 +15,21 @@ fn wdbc() -> bulwark_core::Dataset {
     s.transform(&small).unwrap()
 }
 
+/// Trains `learner` through the registry, recording its progress messages.
+fn train_recording(
+    learner: &dyn bulwark_core::Learner,
+    data: &bulwark_core::Dataset,
+    given: &HyperParams,
+) -> (bulwark_core::Fitted<bulwark_core::AnyModel>, Vec<String>) {
+    let mut messages = Vec::new();
+    let mut progress = |m: &str| {
+        messages.push(m.to_string());
+        std::ops::ControlFlow::Continue(())
+    };
+    let f = registry::train(learner, data, given, Some(&mut progress)).unwrap();
+    (f, messages)
+}
+
 #[test]
 fn every_registered_learner_trains_with_its_defaults() {
     let data = wdbc();
@@ -92,12 +107,7 @@ fn the_lp_reports_the_structured_ipm_and_its_tolerance() {
     // an IPM held to 3 iterations cannot converge: the fallback answers and says so
     let given = given.with("ipm_max_iter", ParamValue::Count(3));
     // the progress messages say when the fallback took over
-    let mut messages = Vec::new();
-    let mut progress = |m: &str| {
-        messages.push(m.to_string());
-        std::ops::ControlFlow::Continue(())
-    };
-    let f = registry::train(lp, &data, &given, Some(&mut progress)).unwrap();
+    let (f, messages) = train_recording(lp, &data, &given);
     assert!(
         messages[0].starts_with("LP (4), structured interior point: iteration 0"),
         "{messages:?}"
@@ -125,12 +135,7 @@ fn the_lp_reports_the_structured_ipm_and_its_tolerance() {
     let screened = HyperParams::new()
         .with("budget", ParamValue::Float(2.0))
         .with("screen_from", ParamValue::Count(100));
-    let mut messages = Vec::new();
-    let mut progress = |m: &str| {
-        messages.push(m.to_string());
-        std::ops::ControlFlow::Continue(())
-    };
-    let f = registry::train(lp, &data, &screened, Some(&mut progress)).unwrap();
+    let (f, messages) = train_recording(lp, &data, &screened);
     assert!(
         f.report.details["screening_rounds"] >= 1.0,
         "{:?}",
