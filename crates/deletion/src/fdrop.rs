@@ -6,9 +6,9 @@
 //! threshold by `1/P` instead of 0, so it keeps a feature whose harm is positive but below
 //! `1/P`, which FDROP deletes. Its objective is `½‖w‖² + C Σ ξ_i` instead of a box on `w`. So
 //! FDROP is LP (4)'s layout with other right-hand sides and a quadratic term: the same
-//! block-arrow normal equations with `C_box²/C` added to the `w` block ([`crate::ipm`],
-//! *FDROP*). The box the method needs is kept but never active: `‖w*‖₂ ≤ 2 √(C m₋)` (`m₋` the
-//! smaller class), since `½‖w*‖²` is at most the objective at `w = 0` with the majority's
+//! block-arrow normal equations with `s²/C` added to the `w` block (`s` the working scale:
+//! [`crate::ipm`], *FDROP*). The box the method needs is kept but never active:
+//! `‖w*‖₂ ≤ 2 √(C m₋)` (`m₋` the smaller class), since `½‖w*‖²` is at most the objective at `w = 0` with the majority's
 //! constant bias, `2 C m₋`.
 
 use bulwark_core::{Dataset, Error, FeatureBudget};
@@ -109,10 +109,9 @@ impl FdropIpm {
             max_iter: self.settings.max_iter.unwrap_or(self.max_iter),
             time_limit: f64::INFINITY,
         };
-        // the IPM minimises Σ ξ_i + (q/2)‖w'‖² with w = radius·w': FDROP / C when q = radius²/C
-        let out = DsxIpm::new(&lp, self.threads, &self.settings)?
-            .for_fdrop(radius * radius / self.c)
-            .solve(opts, None)?;
+        // the IPM minimises FDROP / C: Σ ξ_i + (q/2)‖w'‖² in its working variables
+        let out =
+            DsxIpm::for_fdrop(&lp, self.threads, &self.settings, self.c)?.solve(opts, None)?;
         let (w, b) = (out.wb[..n].to_vec(), out.wb[n]);
         let scale = self.c * data.len() as f64;
         let objective = fdrop_objective(&w, b, data, self.c, self.k)?;

@@ -912,3 +912,72 @@ fn an_iterate_certified_near_the_optimum_answers_a_run_that_stopped_short() {
     let (solver, _) = not_solved(&e, "iteration_limit");
     assert_eq!(solver, "dsx-ipm", "{e}");
 }
+
+/// DSX §4.1's first synthetic experiment (as `bulwark-eval`'s `synth1` draws it, with its own
+/// seeded draws): `m` points of `N(0, I_20)` at distance at least 1 from a random hyperplane
+/// through the origin, labelled by it, each label flipped with probability 0.2, then two copies
+/// of the label as features 21 and 22.
+fn synth1_like(m: usize, seed: u64) -> Dataset {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    // Box–Muller
+    let normal = |rng: &mut rand_chacha::ChaCha8Rng| {
+        let (u1, u2): (f64, f64) = (1.0 - rng.random::<f64>(), rng.random());
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    };
+    let mut u: Vec<f64> = (0..20).map(|_| normal(&mut rng)).collect();
+    let norm = u.iter().map(|v| v * v).sum::<f64>().sqrt();
+    u.iter_mut().for_each(|v| *v /= norm);
+    let (mut x, mut y) = (Vec::with_capacity(m * 22), Vec::with_capacity(m));
+    while y.len() < m {
+        let p: Vec<f64> = (0..20).map(|_| normal(&mut rng)).collect();
+        let s: f64 = p.iter().zip(&u).map(|(a, b)| a * b).sum();
+        if s.abs() < 1.0 {
+            continue;
+        }
+        let flip = rng.random_bool(0.2);
+        let label = if (s > 0.0) != flip { 1.0 } else { -1.0 };
+        x.extend(p);
+        x.extend([label, label]);
+        y.push(if label > 0.0 { Sign::Pos } else { Sign::Neg });
+    }
+    Dataset::binary("synth1", DenseMatrix::try_new(m, 22, x).unwrap(), y).unwrap()
+}
+
+/// A box larger than the data (`C > 1`) is solved at the data's own scale (module docs of
+/// `ipm`, *Working scale*). In the unit box the data were multiplied by `C`, the normal
+/// equations' `w` block by `C²`, and at `C = 1000` the dual residual of `w` diverged near the
+/// optimum: 12 of `synth1`'s 100 LP fits stopped short (almost optimal, certified 1.0e-6 to
+/// 8.4e-6 against 1e-6), and 7 of these 60 draws (seeds 4, 24, 27, 29, 54, 58, 59; certified
+/// 1.1e-6 to 9.9e-6). Every draw must now be solved by the structured IPM to its tolerance,
+/// the first two of those at Clarabel's optimum.
+#[test]
+fn a_large_box_is_solved_at_the_data_scale() {
+    let values = FeatureValues::Given([vec![1.0; 20], vec![10.0; 2]].concat());
+    for seed in 0..60 {
+        let data = synth1_like(400, seed);
+        let p = DsxLpParams::new()
+            .budget(20.0)
+            .c(1000.0)
+            .values(values.clone())
+            .tolerance(1e-6)
+            .fallback(false)
+            .check()
+            .unwrap();
+        let (model, d) = p
+            .fit_with_diagnostics(&data)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_structured_ipm_answered(&d);
+        assert!(d.stopped_short.is_empty(), "seed {seed}: {d:?}");
+        assert!(model.max_abs_weight() <= 1000.0 * (1.0 + 1e-12));
+        if seed == 4 || seed == 24 {
+            let fb = FeatureBudget::try_new([vec![1.0; 20], vec![10.0; 2]].concat(), 20.0).unwrap();
+            let lp = Lp4::new(&data, &fb, 1000.0).unwrap().build().unwrap();
+            let reference = clarabel_objective(&lp);
+            assert!(
+                (d.objective - reference).abs() <= 1e-5 * (1.0 + reference),
+                "seed {seed}: {} vs clarabel {reference}",
+                d.objective
+            );
+        }
+    }
+}

@@ -36,12 +36,12 @@ impl DsxIpm<'_> {
     /// passes over the rows; allocates nothing.
     pub(super) fn fdrop_certificate(&mut self) -> Certificate {
         let (n, lp) = (self.n, self.lp);
-        // FDROP's C: q = C_box² / C (module docs)
-        let c = lp.c * lp.c / self.quad;
+        // FDROP's C: q = s² / C (module docs, *FDROP*)
+        let c = self.w_scale * self.w_scale / self.quad;
         let k = lp.budget.budget();
         let (w, b) = (&mut self.qbufs[..n], self.u[n]);
         for (o, &u) in w.iter_mut().zip(&self.u[..n]) {
-            *o = lp.c * u;
+            *o = self.w_scale * u;
         }
         // the primal: ‖w‖²/(2C) + Σ_i [1 − y_i(w·x_i + b) + Σ_{top K} [y_i w_j x_ij]_+]_+
         let mut primal = w.iter().map(|v| v * v).sum::<f64>() / (2.0 * c);
@@ -109,10 +109,10 @@ impl DsxIpm<'_> {
     /// primal point that is feasible by construction.
     fn closed_form_primal(&mut self) -> f64 {
         let (n, lp) = (self.n, self.lp);
-        // the model's weights: C times the working variables (module docs of `DsxIpm::new`)
+        // the model's weights: `s` times the working variables (module docs, *Working scale*)
         let w = &mut self.qbufs[..n];
         for (o, &u) in w.iter_mut().zip(&self.u[..n]) {
-            *o = lp.c * u.clamp(-self.c_box, self.c_box);
+            *o = self.w_scale * u.clamp(-self.c_box, self.c_box);
         }
         let b = self.u[n];
         let signs = lp
@@ -147,10 +147,10 @@ impl DsxIpm<'_> {
     ///   in proportion to the room; what is left is removed by scaling the heavier class's
     ///   duals down (every equation above is homogeneous in them);
     /// - `w_j`'s equation through the box duals: `z_l − z_u = −g_j` with
-    ///   `g_j = Σ_i C y_i x_ij y_b,ij`, at least cost `z_l + z_u = |g_j|`.
+    ///   `g_j = Σ_i y_i (s x_ij) y_b,ij` (working scale), at least cost `z_l + z_u = |g_j|`.
     ///
-    /// The objective `Σ h_a y_a + Σ h_b y_b − C Σ_j |g_j| − Σ Λ_i z_c` (working box `C = 1`)
-    /// is then a lower bound on LP (4)'s optimum (weak duality).
+    /// The objective `Σ h_a y_a + Σ h_b y_b − (C/s) Σ_j |g_j| − Σ Λ_i z_c` (the working box's
+    /// radius `C/s`) is then a lower bound on LP (4)'s optimum (weak duality).
     fn repaired_dual(&mut self) -> (f64, f64) {
         let (n, lp) = (self.n, self.lp);
         let (xs_all, cx) = (self.sys.values(), self.sys.scale());
@@ -430,10 +430,7 @@ mod tests {
             let opt = plain.objective;
             let fb = FeatureBudget::uniform(20, k as f64).unwrap();
             let lp = Lp4::new(&d, &fb, plain.box_radius).unwrap();
-            let q = plain.box_radius * plain.box_radius / c;
-            let mut ipm = DsxIpm::new(&lp, Some(1), &DsxIpmSettings::default())
-                .unwrap()
-                .for_fdrop(q);
+            let mut ipm = DsxIpm::for_fdrop(&lp, Some(1), &DsxIpmSettings::default(), c).unwrap();
             // at the method's own answer the certificate is tight
             let opts = super::super::IpmOptions {
                 tolerance: 1e-8,

@@ -38,7 +38,7 @@ impl DsxIpm<'_> {
         self.z[t0..].fill(start);
         self.zl.fill(start);
         self.zu.fill(start);
-        // w = 0: both box slacks are C (1 in the working variables)
+        // w = 0: both box slacks are C (`c_box` = C/s in the working variables)
         self.pl.fill(self.c_box);
         self.pu.fill(self.c_box);
         for k in 0..self.capped.len() {
@@ -270,7 +270,7 @@ impl DsxIpm<'_> {
             status,
             wb: wb[..n]
                 .iter()
-                .map(|w| self.lp.c * w)
+                .map(|w| self.w_scale * w)
                 .chain([wb[n]])
                 .collect(),
             objective: pobj * inv_m,

@@ -15,6 +15,20 @@
 //! `y ≥ 0` on the rows, `z ≥ 0` on `u_t ≥ 0`, `z_l, z_u ≥ 0` on the box. Residuals
 //! `r_p = G u − s − h`, `r_d = c − Gᵀy − Z` (`Z = z` on the tail, `z_l − z_u` on `w`, 0 on `b`).
 //!
+//! # Working scale
+//!
+//! The iterates hold `w' = w/s` with the working scale `s = min(C, 1)`: the box is
+//! `|w'| ≤ C/s` and the rows read `(s x_ij) w'_j` (the system multiplies the caller's values by
+//! `s` where it reads them, as every pass here does). For `C ≤ 1` that is the unit box, whose
+//! complementarity pairs start on the scale of the others. For `C > 1` the unit box would
+//! multiply `G`'s `w` columns by `C` (the normal equations' `w` block by `C²`), and the dual
+//! equations of `w` then stalled above the tolerance (12 of `synth1`'s 100 fits at `C = 1000`
+//! stopped short with a diverging dual residual), so the data keep their own scale and the box
+//! its radius `C` (`docs/design/deletion.md`). FDROP's box, a radius of at least 1 at which
+//! it is never active, gets `s = 1` by the same rule (its 3 `icml_random` fits at `C ≥ 100`
+//! that stopped short in the unit box converge). The formulas below use the original `w` where
+//! they say `y_i x_ij w_j`.
+//!
 //! # Newton step (DSX eqs. (13)–(15))
 //!
 //! With complementarity right-hand sides `r_s = σμ − s∘y − corr` (and `r_t`, `r_l`, `r_u` for
@@ -100,13 +114,14 @@
 //!   (its coefficients in `G` become 0: `DsxSystem` gets `v = 0`, `P = 0`) and each row `b_ij`
 //!   is shifted by `τ_ij` instead of `v_j λ_i`: `h_b = v_j/P + τ_ij`, `h_a = V0_i/P − Σ_j τ_ij`,
 //!   with `τ_ij = |C x_ij|` for a feature with a value and `τ_ij = 0` for one of value 0 (which
-//!   the adversary deletes for free: `α_ij ≥ [C y_i x_ij w_j]₊`, as with λ in the rows). The
-//!   shifts cancel in the sum of `a_i` and its rows, and `τ_ij ≥ C y_i x_ij w_j` for every `w`
-//!   in the box, so at the optimum every `α_ij = v_j/P + τ_ij − C y_i x_ij w_j ≥ v_j/P > 0` of a
-//!   valued feature is strictly positive and the optimum is LP (4)'s. (A first version fixed `λ_i` at
-//!   `t_i = max_j |C x_ij| / v_j`, the per-example shift `v_j t_i`: with small feature values —
-//!   mutual information gives some features almost none — `t_i` reached 1e4 and more, the
-//!   rows' right-hand sides with it, and the path stalled; `docs/design/deletion.md`.) The
+//!   the adversary deletes for free: `α_ij ≥ [y_i x_ij w_j]₊`, as with λ in the rows). The
+//!   shifts cancel in the sum of `a_i` and its rows, and `τ_ij ≥ y_i x_ij w_j` for every `w`
+//!   in the box `|w_j| ≤ C`, so at the optimum every `α_ij = v_j/P + τ_ij − y_i x_ij w_j ≥
+//!   v_j/P > 0` of a valued feature is strictly positive and the optimum is LP (4)'s. (A first
+//!   version fixed `λ_i` at `t_i = max_j |C x_ij| / v_j`, the per-example shift `v_j t_i`: with
+//!   small feature values — mutual information gives some features almost none — `t_i`
+//!   reached 1e4 and more, the rows' right-hand sides with it, and the path stalled;
+//!   `docs/design/deletion.md`.) The
 //!   start satisfies the shifted rows at `w = 0` (`α_ij = start + h_b`).
 //! - **λ capped.** Every zero-budget example's `λ_i` gets a cap `λ_i ≤ Λ_i`, which removes the
 //!   ray and no optimum: with mixed budgets `Λ_i = 1 + 2 t_i`, since the inner problem's optimal
@@ -124,8 +139,8 @@
 //! below `1/P`, FDROP deletes every positive harm up to `K`): with `λ_i` standing for `t_i` the
 //! rows are LP (4)'s with right-hand sides `h_a = 1` and `h_b = 0`. And its objective is
 //! `½‖w‖² + C Σ ξ_i` instead of a box: divided by `C` and in the working variables,
-//! `Σ ξ_i + (q/2)‖w‖²` with `q = C_box²/C`. The quadratic adds `q w` to `w`'s dual residual,
-//! `q` to the `w` block of `H` (so the factorisation and the refined solves are LP (4)'s), and
+//! `Σ ξ_i + (q/2)‖w‖²` with `q = s²/C` (`s` the working scale). The quadratic adds `q w` to
+//! `w`'s dual residual, `q` to the `w` block of `H` (so the factorisation and the refined solves are LP (4)'s), and
 //! `−(q/2)‖w‖²` to the dual objective (the QP's Wolfe dual); the primal and dual steps are then
 //! equal (`w`'s dual residual depends on `w`). The box stays, with a radius at which it is never
 //! active. The certificate is FDROP's own (`certificate`): FDROP's objective at the iterate's
@@ -310,8 +325,10 @@ pub(crate) struct DsxIpm<'a> {
     n: usize,
     len: usize,
     rows: usize,
-    /// Radius of the box in the working variables (`1`: see [`DsxIpm::new`]).
+    /// Radius `C/s` of the box in the working variables (module docs, *Working scale*).
     c_box: f64,
+    /// The working scale `s`: `w = s·w'` (module docs, *Working scale*).
+    w_scale: f64,
     /// The weight `q` of a quadratic term `(q/2)‖w‖²` (working variables) added to the
     /// objective: 0 for LP (4); FDROP's QP otherwise ([`DsxIpm::for_fdrop`], module docs,
     /// *FDROP*).
@@ -412,13 +429,24 @@ pub(crate) struct DsxIpm<'a> {
 }
 
 impl<'a> DsxIpm<'a> {
-    /// Sizes every buffer for `lp`. Memory `O(nnz + m + n²)`. `threads`: workers of the
-    /// per-example passes and of the factorisation (`None`: rayon's current pool); the result
-    /// does not depend on it. `settings` are taken as validated.
+    /// The solver of LP (4) on `lp`, at the working scale `s = min(C, 1)` (module docs,
+    /// *Working scale*). Memory `O(nnz + m + n²)`. `threads`: workers of the per-example passes
+    /// and of the factorisation (`None`: rayon's current pool); the result does not depend on
+    /// it. `settings` are taken as validated.
     pub(crate) fn new(
         lp: &'a Lp4<'a>,
         threads: Option<usize>,
         settings: &DsxIpmSettings,
+    ) -> Result<Self> {
+        Self::with_scale(lp, threads, settings, lp.c.min(1.0))
+    }
+
+    /// Sizes every buffer for `lp` at the working scale `w_scale` (`0 < s ≤ C`).
+    fn with_scale(
+        lp: &'a Lp4<'a>,
+        threads: Option<usize>,
+        settings: &DsxIpmSettings,
+        w_scale: f64,
     ) -> Result<Self> {
         let current = rayon::current_num_threads();
         let threads = threads.unwrap_or(current).max(1);
@@ -481,18 +509,20 @@ impl<'a> DsxIpm<'a> {
         } else {
             (lp.v().to_vec(), lp.p_i.clone(), lp.p())
         };
-        // Work with w' = w / C in the unit box: the data become C·x (the LP is unchanged), which
-        // keeps the box's complementarity pairs on the scale of the others for any C. The system
-        // reads the caller's values (no copy) and multiplies by C where it reads them; so do the
-        // passes here (`C·x` computed where read: the same bits as a scaled copy).
-        let sys = DsxSystem::try_borrow_with(rows, lp.c, &lp.y, &lam_v, p_sys, dsx_settings)?;
+        // the working scale (module docs, *Working scale*): w = s·w' in the box |w'| ≤ C/s, the
+        // data s·x. The system reads the caller's values (no copy) and multiplies by `s` where
+        // it reads them; so do the passes here (`s·x` computed where read: the same bits as a
+        // scaled copy).
+        let c_box = lp.c / w_scale;
+        let sys = DsxSystem::try_borrow_with(rows, w_scale, &lp.y, &lam_v, p_sys, dsx_settings)?;
         let (m, n, nnz) = (lp.m(), lp.n(), lp.nnz());
         let len = sys.len();
         let nrows = sys.n_rows();
         debug_assert_eq!(len, lp.num_vars());
         debug_assert_eq!(nrows, lp.num_rows());
         // DSX eq. (4): a_i ≥ V0_i / P, b_ij ≥ v_j / P; with λ taken out of the rows, the
-        // shifts `τ_ij = |C x_ij|` move to the right-hand sides (module docs, *Zero budget*)
+        // shifts `τ_ij = |C x_ij|` (`C/s` times the working `|s x_ij|`) move to the right-hand
+        // sides (module docs, *Zero budget*)
         let v_over_p: Vec<f64> = lp.v().iter().map(|v| v / lp.p()).collect();
         let (xs_all, cx) = (sys.values(), sys.scale());
         let h_a: Vec<f64> = (0..m)
@@ -502,7 +532,7 @@ impl<'a> DsxIpm<'a> {
                     let vp = |t: usize| v_over_p[lp.col(i, t)];
                     xs.iter()
                         .enumerate()
-                        .map(|(t, &x)| tau(vp(t), cx * x))
+                        .map(|(t, &x)| tau(vp(t), c_box * (cx * x)))
                         .sum()
                 } else {
                     0.0
@@ -515,7 +545,7 @@ impl<'a> DsxIpm<'a> {
             for (t, &x) in xs_all[lp.indptr[i]..lp.indptr[i + 1]].iter().enumerate() {
                 let j = lp.col(i, t);
                 let h = if fixed {
-                    h_b(v_over_p[j], cx * x)
+                    h_b(v_over_p[j], c_box * (cx * x))
                 } else {
                     v_over_p[j]
                 };
@@ -530,7 +560,8 @@ impl<'a> DsxIpm<'a> {
             n,
             len,
             rows: nrows,
-            c_box: 1.0,
+            c_box,
+            w_scale,
             quad: 0.0,
             h_a,
             v_over_p,
@@ -596,17 +627,28 @@ impl<'a> DsxIpm<'a> {
         })
     }
 
-    /// FDROP's QP on this layout (module docs, *FDROP*): `(q/2)‖w‖²` (`w` in the working
-    /// variables, `w/C`) added to the objective `Σ ξ_i`, and the right-hand sides `h_a = 1`,
-    /// `h_b = 0` (LP (4)'s `λ_i + 1/P` is FDROP's threshold `t_i ≥ 0`). `q > 0` and finite, the
-    /// budget positive (no capped example; checked by the caller).
-    pub(crate) fn for_fdrop(mut self, q: f64) -> Self {
-        debug_assert!(q.is_finite() && q > 0.0 && self.capped.is_empty());
-        self.quad = q;
-        self.h_a.fill(1.0);
-        self.v_over_p.fill(0.0);
-        self.h_norm = 1.0;
-        self
+    /// FDROP's QP on `lp` (module docs, *FDROP*) with loss weight `c` (FDROP's `C`; `lp`'s box
+    /// is a radius at which the box is never active): at the working scale `s = min(radius, 1)`
+    /// (module docs, *Working scale*), `(q/2)‖w'‖²` with `q = s²/c` added to the objective
+    /// `Σ ξ_i` (FDROP's objective over `c`), and the right-hand sides `h_a = 1`, `h_b = 0`
+    /// (LP (4)'s `λ_i + 1/P` is FDROP's threshold `t_i ≥ 0`). `c > 0` and finite, the budget
+    /// positive (no capped example; checked by the caller). `threads` and `settings` as for
+    /// [`DsxIpm::new`].
+    pub(crate) fn for_fdrop(
+        lp: &'a Lp4<'a>,
+        threads: Option<usize>,
+        settings: &DsxIpmSettings,
+        c: f64,
+    ) -> Result<Self> {
+        let scale = lp.c.min(1.0);
+        let mut s = Self::with_scale(lp, threads, settings, scale)?;
+        let q = scale * scale / c;
+        debug_assert!(q.is_finite() && q > 0.0 && s.capped.is_empty());
+        s.quad = q;
+        s.h_a.fill(1.0);
+        s.v_over_p.fill(0.0);
+        s.h_norm = 1.0;
+        Ok(s)
     }
 
     /// First index of the tail `(α, λ, ξ)` variables.
@@ -628,6 +670,7 @@ macro_rules! rows_b {
             lam_v: &$s.lam_v,
             v_over_p: &$s.v_over_p,
             fixed: $s.lam_fixed,
+            c_box: $s.c_box,
         }
     };
 }
@@ -639,23 +682,27 @@ pub(crate) struct RowsB<'a> {
     lam_v: &'a [f64],
     v_over_p: &'a [f64],
     fixed: bool,
+    /// The box radius `C/s` in the working variables, which turns `s x_ij` into `C x_ij`.
+    c_box: f64,
 }
 
 impl RowsB<'_> {
-    /// The right-hand side `h` of the row `b_ij` of feature `j` with the value `C x_ij` = `cx`
-    /// ([`h_b`] when λ is taken out of the rows, else `v_j / P`).
+    /// The right-hand side `h` of the row `b_ij` of feature `j` with the working value
+    /// `s x_ij` = `sx` ([`h_b`] of `C x_ij = (C/s) · sx` when λ is taken out of the rows, else
+    /// `v_j / P`).
     #[inline(always)]
-    fn h(&self, j: usize, cx: f64) -> f64 {
+    fn h(&self, j: usize, sx: f64) -> f64 {
         if self.fixed {
-            h_b(self.v_over_p[j], cx)
+            h_b(self.v_over_p[j], self.c_box * sx)
         } else {
             self.v_over_p[j]
         }
     }
 
     /// The primal residual `(G u − s − h)` of the row `b_ij` (DSX eq. (4):
-    /// `C y_i x_ij w_j − v_j λ_i + α_ij − s_ij − h_ij`), from `cyx_w = C y_i x_ij · w_j` (with
-    /// `C x_ij` as `C` times the system's value), `λ_i`, `α_ij`, `s_ij` and `h = h_ij`
+    /// `y_i x_ij w_j − v_j λ_i + α_ij − s_ij − h_ij`), from `cyx_w = y_i (s x_ij) w'_j` (module
+    /// docs, *Working scale*; `s x_ij` as `s` times the system's value), `λ_i`, `α_ij`, `s_ij`
+    /// and `h = h_ij`
     /// ([`RowsB::h`]; the residual pass also sums it into the dual objective): every pass
     /// computes it with this one expression, so it is the same bits where
     /// [`DsxIpm::residuals`] measures it and where the Newton steps read it (it is not stored).
@@ -672,9 +719,9 @@ struct ExampleRp<'a> {
     rows_b: RowsB<'a>,
     /// `y_i`.
     yi: f64,
-    /// The system's values `x_ij` over the support (its rows are `C x_ij`).
+    /// The system's values `x_ij` over the support (its rows are `s x_ij`).
     xs: &'a [f64],
-    /// `C`, the system's [`DsxSystem::scale`].
+    /// `s`, the system's [`DsxSystem::scale`].
     cx: f64,
     /// `w` (indexed by feature).
     w: &'a [f64],
@@ -739,8 +786,8 @@ fn h_b(v_over_p: f64, cx: f64) -> f64 {
 /// The shift `τ_ij` of the row `b_ij` when λ is taken out of the rows (module docs, *Zero
 /// budget*): `|C x_ij|` for a feature with a value (`v_j / P > 0`), 0 for a feature of value 0,
 /// which the adversary deletes for free even with a zero budget. Every pass computes it with
-/// this expression from `C x_ij` = `cx` (as `C` times the system's value), so it is the same
-/// bits wherever it is read.
+/// this expression from `C x_ij` = `cx` (as `C/s` times `s` times the system's value: the
+/// callers' `c_box * (s * x)`), so it is the same bits wherever it is read.
 #[inline(always)]
 fn tau(v_over_p: f64, cx: f64) -> f64 {
     if v_over_p > 0.0 { cx.abs() } else { 0.0 }

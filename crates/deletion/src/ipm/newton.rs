@@ -61,7 +61,7 @@ impl DsxIpm<'_> {
         let mut qbuf = chunks(&mut self.qbufs, n);
         let mut rb = [0.0f64; PARTS];
         let mut rb_slots = chunks(&mut rb, 1);
-        // the system's values, and C: its rows are C·x (`C x_ij` computed where read)
+        // the system's values, and s: its rows are s·x (`s x_ij` computed where read)
         let (xs_all, cx) = (self.sys.values(), self.sys.scale());
         let work = jobs(|k| {
             (
@@ -84,7 +84,7 @@ impl DsxIpm<'_> {
                 let (r0, a0) = p.local(lp, k, i);
                 let kk = lp.support_len(i);
                 let nz = lp.indptr[i]..lp.indptr[i + 1];
-                // `C y_i x_ij` as `y_i` times the system's `C x_ij` (the same bits: `y_i = ±1`)
+                // `y_i s x_ij` as `y_i` times the system's `s x_ij` (the same bits: `y_i = ±1`)
                 let (cols, xs, yi) = (lp.cols(i), &xs_all[nz], lp.y[i]);
                 let rr = r0..r0 + kk + 1;
                 let vr = a0..a0 + kk + 2;
@@ -220,7 +220,7 @@ impl DsxIpm<'_> {
                 let (r0, a0) = p.local(lp, k, i);
                 let kk = lp.support_len(i);
                 let nz = lp.indptr[i]..lp.indptr[i + 1];
-                // `C y_i x_ij` as `y_i` times the system's `C x_ij` (the same bits: `y_i = ±1`)
+                // `y_i s x_ij` as `y_i` times the system's `s x_ij` (the same bits: `y_i = ±1`)
                 let (cols, xs, yi) = (lp.cols(i), &xs_all[nz], lp.y[i]);
                 // Δy = (r_s − y∘Δs)/s, Δz = (r_t − z∘Δu)/u; for the predictor (`AFF`) with
                 // r_s = −s∘y, r_t = −u∘z in closed form

@@ -93,7 +93,7 @@ impl DsxIpm<'_> {
                     let (r0, a0) = p.local(lp, k, i);
                     let kk = lp.support_len(i);
                     let nz = lp.indptr[i]..lp.indptr[i + 1];
-                    // `C y_i x_ij` as `y_i` times the system's `C x_ij` (the same bits)
+                    // `y_i s x_ij` as `y_i` times the system's `s x_ij` (the same bits)
                     let (cols, xs, yi) = (lp.cols(i), &xs_all[nz], lp.y[i]);
                     let (lam, xii) = (u[a0 + kk], u[a0 + kk + 1]);
                     let ya = y[r0];
