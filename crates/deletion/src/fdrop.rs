@@ -8,8 +8,8 @@
 //! FDROP is LP (4)'s layout with other right-hand sides and a quadratic term: the same
 //! block-arrow normal equations with `s²/C` added to the `w` block (`s` the working scale:
 //! [`crate::ipm`], *FDROP*). The box the method needs is kept but never active:
-//! `‖w*‖₂ ≤ 2 √(C m₋)` (`m₋` the smaller class), since `½‖w*‖²` is at most the objective at `w = 0` with the majority's
-//! constant bias, `2 C m₋`.
+//! `‖w*‖₂ ≤ 2 √(C m₋)` (`m₋` the smaller class), since `½‖w*‖²` is at most the objective at
+//! `w = 0` with the majority's constant bias, `2 C m₋`.
 
 use bulwark_core::{Dataset, Error, FeatureBudget};
 use bulwark_lp::Status;

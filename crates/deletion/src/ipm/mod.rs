@@ -140,10 +140,10 @@
 //! rows are LP (4)'s with right-hand sides `h_a = 1` and `h_b = 0`. And its objective is
 //! `½‖w‖² + C Σ ξ_i` instead of a box: divided by `C` and in the working variables,
 //! `Σ ξ_i + (q/2)‖w‖²` with `q = s²/C` (`s` the working scale). The quadratic adds `q w` to
-//! `w`'s dual residual, `q` to the `w` block of `H` (so the factorisation and the refined solves are LP (4)'s), and
-//! `−(q/2)‖w‖²` to the dual objective (the QP's Wolfe dual); the primal and dual steps are then
-//! equal (`w`'s dual residual depends on `w`). The box stays, with a radius at which it is never
-//! active. The certificate is FDROP's own (`certificate`): FDROP's objective at the iterate's
+//! `w`'s dual residual, `q` to the `w` block of `H` (so the factorisation and the refined solves
+//! are LP (4)'s), and `−(q/2)‖w‖²` to the dual objective (the QP's Wolfe dual); the primal and
+//! dual steps are then equal (`w`'s dual residual depends on `w`). The box stays, with a radius
+//! at which it is never active. The certificate is FDROP's own (`certificate`): FDROP's objective at the iterate's
 //! `(w, b)` against the value of FDROP's dual (Globerson & Roweis; `bulwark-online`'s dual
 //! solver) at a feasible point repaired from the row duals — `λ_i = C y_a`,
 //! `μ_ij = C (y_a − y_b)`, clipped into `0 ≤ μ_ij ≤ λ_i ≤ C`, `Σ_j μ_ij ≤ K λ_i`, the heavier
