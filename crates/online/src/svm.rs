@@ -279,8 +279,7 @@ impl FdropParams {
             max_iter: self.common.max_passes.min(200) as u32,
             threads: None,
             // FDROP has no fallback to hand over to: a run that stops short returns its last
-            // iterate, reported not converged, rather than its best certified one (the
-            // reproduction's cached FDROP fits were computed so)
+            // iterate, reported not converged, rather than its best certified one
             settings: bulwark_deletion::DsxIpmSettings {
                 accept_within: 0.0,
                 ..Default::default()

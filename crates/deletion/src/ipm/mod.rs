@@ -438,16 +438,6 @@ impl<'a> DsxIpm<'a> {
         threads: Option<usize>,
         settings: &DsxIpmSettings,
     ) -> Result<Self> {
-        Self::with_scale(lp, threads, settings, lp.c.min(1.0))
-    }
-
-    /// Sizes every buffer for `lp` at the working scale `w_scale` (`0 < s ≤ C`).
-    fn with_scale(
-        lp: &'a Lp4<'a>,
-        threads: Option<usize>,
-        settings: &DsxIpmSettings,
-        w_scale: f64,
-    ) -> Result<Self> {
         let current = rayon::current_num_threads();
         let threads = threads.unwrap_or(current).max(1);
         let pool = if threads > 1 && threads != current {
@@ -513,6 +503,7 @@ impl<'a> DsxIpm<'a> {
         // data s·x. The system reads the caller's values (no copy) and multiplies by `s` where
         // it reads them; so do the passes here (`s·x` computed where read: the same bits as a
         // scaled copy).
+        let w_scale = lp.c.min(1.0);
         let c_box = lp.c / w_scale;
         let sys = DsxSystem::try_borrow_with(rows, w_scale, &lp.y, &lam_v, p_sys, dsx_settings)?;
         let (m, n, nnz) = (lp.m(), lp.n(), lp.nnz());
@@ -640,9 +631,8 @@ impl<'a> DsxIpm<'a> {
         settings: &DsxIpmSettings,
         c: f64,
     ) -> Result<Self> {
-        let scale = lp.c.min(1.0);
-        let mut s = Self::with_scale(lp, threads, settings, scale)?;
-        let q = scale * scale / c;
+        let mut s = Self::new(lp, threads, settings)?;
+        let q = s.w_scale * s.w_scale / c;
         debug_assert!(q.is_finite() && q > 0.0 && s.capped.is_empty());
         s.quad = q;
         s.h_a.fill(1.0);
