@@ -480,3 +480,71 @@ pub fn write_all(res: &ExperimentResult, dir: &Path) -> Result<Vec<PathBuf>, Err
     }
     Ok(written)
 }
+
+/// Brings the record of the last whole run (`run-quick.json` / `run-full.json`: `experiments`,
+/// `total_seconds`, `unit_seconds`) up to date after an `--only` run of some experiments: each
+/// of their `records` (`{"experiment", "status", "seconds", …}`) replaces the one of the same
+/// name (or is added), the names are listed under `rerun` (so `total_seconds`, the whole run's
+/// wall time, is read as what it is), and `unit_seconds`, when given, is the unit cache's total
+/// compute over every sitting.
+pub fn merge_rerun(
+    run: &mut serde_json::Value,
+    records: &[serde_json::Value],
+    unit_seconds: Option<f64>,
+) {
+    use serde_json::Value;
+    if !run["experiments"].is_array() {
+        run["experiments"] = Value::Array(Vec::new());
+    }
+    if !run["rerun"].is_array() {
+        run["rerun"] = Value::Array(Vec::new());
+    }
+    for rec in records {
+        let name = &rec["experiment"];
+        let list = run["experiments"].as_array_mut().expect("an array");
+        match list.iter_mut().find(|e| &e["experiment"] == name) {
+            Some(e) => *e = rec.clone(),
+            None => list.push(rec.clone()),
+        }
+        let rerun = run["rerun"].as_array_mut().expect("an array");
+        if !rerun.contains(name) {
+            rerun.push(name.clone());
+        }
+    }
+    if let Some(s) = unit_seconds {
+        run["unit_seconds"] = serde_json::json!(s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_rerun_replaces_its_records_and_the_total_compute() {
+        let mut run = json!({
+            "mode": "full",
+            "total_seconds": 100.0,
+            "unit_seconds": 500.0,
+            "experiments": [
+                {"experiment": "usps", "status": "ok", "seconds": 1.0, "unit_seconds": 300.0},
+                {"experiment": "mnist", "status": "ok", "seconds": 2.0, "unit_seconds": 200.0}
+            ]
+        });
+        let rec =
+            json!({"experiment": "usps", "status": "ok", "seconds": 3.0, "unit_seconds": 250.0});
+        merge_rerun(&mut run, std::slice::from_ref(&rec), Some(450.0));
+        assert_eq!(run["experiments"][0], rec);
+        assert_eq!(run["experiments"][1]["unit_seconds"], json!(200.0));
+        assert_eq!(run["unit_seconds"], json!(450.0));
+        assert_eq!(run["total_seconds"], json!(100.0));
+        assert_eq!(run["rerun"], json!(["usps"]));
+        // a second rerun of the same experiment is listed once; a new one is added
+        let new = json!({"experiment": "kls", "status": "ok", "seconds": 4.0});
+        merge_rerun(&mut run, &[rec, new.clone()], None);
+        assert_eq!(run["rerun"], json!(["usps", "kls"]));
+        assert_eq!(run["experiments"][2], new);
+        assert_eq!(run["unit_seconds"], json!(450.0));
+    }
+}

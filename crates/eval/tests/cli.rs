@@ -7,10 +7,16 @@ fn reproduce() -> Command {
 }
 
 /// Without a terminal (stderr captured, as in a log file) the hidden progress bar is replaced by
-/// plain lines with the units done and an ETA, ending at the experiment's last unit.
+/// plain lines with the units done and an ETA, ending at the experiment's last unit. The
+/// `--only` run also replaces its experiment's record in the last whole run's `run-quick.json`.
 #[test]
 fn a_run_without_a_terminal_prints_plain_progress_lines() {
     let dir = tempfile::tempdir().expect("temp dir");
+    let record = dir.path().join("run-quick.json");
+    let whole = r#"{"mode": "quick", "total_seconds": 9.0, "experiments": [
+        {"experiment": "synth2", "status": "failed: old", "seconds": 7.0},
+        {"experiment": "breast", "status": "ok", "seconds": 2.0}]}"#;
+    std::fs::write(&record, whole).expect("write run-quick.json");
     let out = reproduce()
         .args(["--quick", "--only", "synth2", "--no-cache", "--out"])
         .arg(dir.path())
@@ -37,6 +43,13 @@ fn a_run_without_a_terminal_prints_plain_progress_lines() {
         "last progress line: {last}"
     );
     assert!(dir.path().join("synth2.json").exists());
+    let text = std::fs::read_to_string(&record).expect("run-quick.json");
+    let run: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(run["experiments"][0]["experiment"], "synth2", "{text}");
+    assert_eq!(run["experiments"][0]["status"], "ok", "{text}");
+    assert_eq!(run["experiments"][1]["seconds"], 2.0, "{text}");
+    assert_eq!(run["rerun"], serde_json::json!(["synth2"]), "{text}");
+    assert_eq!(run["total_seconds"], 9.0, "{text}");
 }
 
 /// A bad argument is named, with exit status 2 and nothing run.

@@ -375,6 +375,21 @@ fn main() -> ExitCode {
         if let Err(e) = write_atomic(&path, text.as_bytes()) {
             eprintln!("cannot record the runtime: {e}");
         }
+    } else if incomplete == 0 && failed == 0 {
+        // an `--only` run updates its experiments' records in the last whole run's, so the
+        // recorded total compute stays that of the cache
+        let path = args.out.join(format!("run-{}.json", cfg.mode.as_str()));
+        if let Some(mut run) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        {
+            let units = cfg.cache.as_ref().map(|c| c.seconds(None));
+            report::merge_rerun(&mut run, &summary, units);
+            let text = serde_json::to_string_pretty(&run).expect("json") + "\n";
+            if let Err(e) = write_atomic(&path, text.as_bytes()) {
+                eprintln!("cannot record the runtime: {e}");
+            }
+        }
     }
     if failed > 0 {
         ExitCode::from(1)
