@@ -8,12 +8,13 @@ fn reproduce() -> Command {
 
 /// Without a terminal (stderr captured, as in a log file) the hidden progress bar is replaced by
 /// plain lines with the units done and an ETA, ending at the experiment's last unit. The
-/// `--only` run also replaces its experiment's record in the last whole run's `run-quick.json`.
+/// `--only` run also replaces its experiment's record in the last whole run's `run-quick.json`
+/// (of the same seed).
 #[test]
 fn a_run_without_a_terminal_prints_plain_progress_lines() {
     let dir = tempfile::tempdir().expect("temp dir");
     let record = dir.path().join("run-quick.json");
-    let whole = r#"{"mode": "quick", "total_seconds": 9.0, "experiments": [
+    let whole = r#"{"mode": "quick", "seed": 0, "total_seconds": 9.0, "experiments": [
         {"experiment": "synth2", "status": "failed: old", "seconds": 7.0},
         {"experiment": "breast", "status": "ok", "seconds": 2.0}]}"#;
     std::fs::write(&record, whole).expect("write run-quick.json");
@@ -50,6 +51,23 @@ fn a_run_without_a_terminal_prints_plain_progress_lines() {
     assert_eq!(run["experiments"][1]["seconds"], 2.0, "{text}");
     assert_eq!(run["rerun"], serde_json::json!(["synth2"]), "{text}");
     assert_eq!(run["total_seconds"], 9.0, "{text}");
+    // another seed's run is not the recorded run's: its record is left alone
+    let other = reproduce()
+        .args([
+            "--quick",
+            "--only",
+            "synth2",
+            "--seed",
+            "1",
+            "--no-cache",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .expect("run bulwark-reproduce");
+    assert!(other.status.success());
+    let after = std::fs::read_to_string(&record).expect("run-quick.json");
+    assert_eq!(after, text);
 }
 
 /// A bad argument is named, with exit status 2 and nothing run.

@@ -376,12 +376,13 @@ fn main() -> ExitCode {
             eprintln!("cannot record the runtime: {e}");
         }
     } else if incomplete == 0 && failed == 0 {
-        // an `--only` run updates its experiments' records in the last whole run's, so the
-        // recorded total compute stays that of the cache
+        // an `--only` run updates its experiments' records in the last whole run's (of the
+        // same seed), so the recorded total compute stays that of the cache
         let path = args.out.join(format!("run-{}.json", cfg.mode.as_str()));
         if let Some(mut run) = std::fs::read_to_string(&path)
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .filter(|r| r["seed"].as_u64() == Some(cfg.seed))
         {
             let units = cfg.cache.as_ref().map(|c| c.seconds(None));
             report::merge_rerun(&mut run, &summary, units);
