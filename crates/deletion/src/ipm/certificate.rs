@@ -30,6 +30,31 @@ impl DsxIpm<'_> {
         }
     }
 
+    /// The certificate of the point the step `(ap, ad)` along `self.dir` reaches (its `(w, b)`
+    /// and row duals, the only parts [`DsxIpm::certificate`] reads), built in `self.aff`, whose
+    /// direction is spent by then (every solve rewrites it before reading it); the iterate is
+    /// left as it was, to the bit. On return `self.aff.u[..=n]` holds that point's `(w, b)`.
+    pub(super) fn certify_step(&mut self, ap: f64, ad: f64) -> Certificate {
+        let n = self.n;
+        // the same updates as `take_step`'s
+        for j in 0..=n {
+            self.aff.u[j] = self.u[j] + ap * self.dir.u[j];
+        }
+        for ((t, &y), &dy) in self.aff.y[..self.rows]
+            .iter_mut()
+            .zip(&self.y)
+            .zip(&self.dir.y[..self.rows])
+        {
+            *t = y + ad * dy;
+        }
+        std::mem::swap(&mut self.u, &mut self.aff.u);
+        std::mem::swap(&mut self.y, &mut self.aff.y);
+        let cert = self.certificate();
+        std::mem::swap(&mut self.u, &mut self.aff.u);
+        std::mem::swap(&mut self.y, &mut self.aff.y);
+        cert
+    }
+
     /// FDROP's certificate of the current iterate (module docs of [`crate::ipm`], *FDROP*), on
     /// the solver's scale (FDROP's objective over `C`): its primal objective at the iterate's
     /// `(w, b)` and the dual value at the feasible point repaired from the row duals. Three

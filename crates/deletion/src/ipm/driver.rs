@@ -219,10 +219,33 @@ impl DsxIpm<'_> {
                         // `(1 − α) dres + α defect`: once the dual residual is below the
                         // tolerance and refinement could not bring the direction's defect there
                         // (`H` too ill-conditioned near the optimum), keep it below and let the
-                        // primal step close the gap.
+                        // primal step close the gap — unless the certificate holds at the
+                        // point the uncapped step reaches (module docs, *Certificate*), which
+                        // then ends the run.
                         let tol_ipm = opts.tolerance;
                         if dres < tol_ipm && defect > tol_ipm {
-                            ad = ad.min(0.5 * (tol_ipm - dres) / (defect - dres));
+                            let capped = 0.5 * (tol_ipm - dres) / (defect - dres);
+                            if capped < ad && self.quad == 0.0 && self.settings.certify_within > 0.0
+                            {
+                                let eta = self.settings.step_fraction;
+                                let cert =
+                                    self.certify_step((eta * ap).min(1.0), (eta * ad).min(1.0));
+                                if cert.gap <= tol_ipm && cert.dual_residual <= tol_ipm {
+                                    // the certified point's (w, b) answer
+                                    self.u[..=n].copy_from_slice(&self.aff.u[..=n]);
+                                    last = (
+                                        cert.primal,
+                                        cert.dual,
+                                        pres,
+                                        cert.dual_residual,
+                                        cert.gap,
+                                    );
+                                    repaired_from = Some(dres);
+                                    (status, reason) = (Status::Optimal, None);
+                                    break;
+                                }
+                            }
+                            ad = ad.min(capped);
                         }
                     }
                     Err(e) => {
