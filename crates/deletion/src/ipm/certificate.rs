@@ -16,6 +16,19 @@ pub(super) struct Certificate {
     pub(super) dual_residual: f64,
 }
 
+impl Certificate {
+    /// Whether it proves optimality at tolerance `tol` (gap and repaired dual residual).
+    pub(super) fn holds(&self, tol: f64) -> bool {
+        self.gap <= tol && self.dual_residual <= tol
+    }
+
+    /// The outcome's `(primal, dual, primal residual, dual residual, gap)` when this certificate
+    /// answers, with `pres` the primal residual of the iterate it was built from.
+    pub(super) fn outcome(&self, pres: f64) -> (f64, f64, f64, f64, f64) {
+        (self.primal, self.dual, pres, self.dual_residual, self.gap)
+    }
+}
+
 impl DsxIpm<'_> {
     /// The certificate of the current iterate (module docs of [`crate::ipm`]). Two passes over
     /// the rows and one closed-form pass over the examples; allocates nothing.

@@ -145,8 +145,8 @@ impl DsxIpm<'_> {
                 } else {
                     self.certificate()
                 };
-                if cert.gap <= tol && cert.dual_residual <= tol {
-                    last = (cert.primal, cert.dual, pres, cert.dual_residual, cert.gap);
+                if cert.holds(tol) {
+                    last = cert.outcome(pres);
                     repaired_from = Some(dres);
                     (status, reason) = (Status::Optimal, None);
                     break;
@@ -230,16 +230,10 @@ impl DsxIpm<'_> {
                                 let eta = self.settings.step_fraction;
                                 let cert =
                                     self.certify_step((eta * ap).min(1.0), (eta * ad).min(1.0));
-                                if cert.gap <= tol_ipm && cert.dual_residual <= tol_ipm {
+                                if cert.holds(tol_ipm) {
                                     // the certified point's (w, b) answer
                                     self.u[..=n].copy_from_slice(&self.aff.u[..=n]);
-                                    last = (
-                                        cert.primal,
-                                        cert.dual,
-                                        pres,
-                                        cert.dual_residual,
-                                        cert.gap,
-                                    );
+                                    last = cert.outcome(pres);
                                     repaired_from = Some(dres);
                                     (status, reason) = (Status::Optimal, None);
                                     break;
@@ -278,13 +272,7 @@ impl DsxIpm<'_> {
                 b.iter, b.cert.gap
             ));
             status = Status::AlmostOptimal;
-            last = (
-                b.cert.primal,
-                b.cert.dual,
-                b.pres,
-                b.cert.dual_residual,
-                b.cert.gap,
-            );
+            last = b.cert.outcome(b.pres);
             repaired_from = Some(b.dres);
             wb = &self.best_wb;
         }

@@ -97,16 +97,16 @@
 //!
 //! # Almost optimal
 //!
-//! On some LPs the final phase meets a floor: near `μ = 1e-12` the solves are too inaccurate
-//! to take a step (the direction's dual defect caps the dual step), and the run stalls or
-//! diverges just above the tolerance (cases in `docs/design/deletion.md`). The run keeps the `(w, b)` of the iterate with the smallest
-//! certified gap; when it stops short — [`Status::NumericalError`] or
+//! On some LPs the final phase meets a floor: near `μ = 1e-12` the solves are too inaccurate to
+//! take a step (the direction's dual defect caps the dual step), and the run stalls or diverges
+//! just above the tolerance (cases in `docs/design/deletion.md`). The run keeps the `(w, b)` of the
+//! iterate with the smallest certified gap; when it stops short — [`Status::NumericalError`] or
 //! [`Status::IterationLimit`] — and that gap (and the repaired point's dual residual) is within
 //! [`DsxIpmSettings::accept_within`] times the tolerance, it returns that iterate with status
-//! [`Status::AlmostOptimal`], the certificate's objectives, gap and dual residual, and a
-//! reason that says why it stopped. The fit reports it as not converged (the gap reached
-//! against the tolerance asked) instead of handing the LP to the fallback solvers, which meet
-//! the same floor after far longer on large LPs.
+//! [`Status::AlmostOptimal`], the certificate's objectives, gap and dual residual, and a reason
+//! that says why it stopped. The fit reports it as not converged (the gap reached against the
+//! tolerance asked) instead of handing the LP to the fallback solvers, which meet the same floor
+//! after far longer on large LPs.
 //!
 //! # Zero budget
 //!
@@ -151,9 +151,9 @@
 //! `w`'s dual residual, `q` to the `w` block of `H` (so the factorisation and the refined solves
 //! are LP (4)'s), and `−(q/2)‖w‖²` to the dual objective (the QP's Wolfe dual); the primal and
 //! dual steps are then equal (`w`'s dual residual depends on `w`). The box stays, with a radius
-//! at which it is never active. The certificate is FDROP's own (`certificate`): FDROP's objective at the iterate's
-//! `(w, b)` against the value of FDROP's dual (Globerson & Roweis; `bulwark-online`'s dual
-//! solver) at a feasible point repaired from the row duals — `λ_i = C y_a`,
+//! at which it is never active. The certificate is FDROP's own (`certificate`): FDROP's
+//! objective at the iterate's `(w, b)` against the value of FDROP's dual (Globerson & Roweis;
+//! `bulwark-online`'s dual solver) at a feasible point repaired from the row duals — `λ_i = C y_a`,
 //! `μ_ij = C (y_a − y_b)`, clipped into `0 ≤ μ_ij ≤ λ_i ≤ C`, `Σ_j μ_ij ≤ K λ_i`, the heavier
 //! class scaled so that `Σ_i y_i λ_i = 0` — whose value `Σ λ − ½‖w(λ, μ)‖²` is a lower bound
 //! on the optimum whatever the iterate's residuals.

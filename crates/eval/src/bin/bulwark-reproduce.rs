@@ -357,7 +357,8 @@ fn main() -> ExitCode {
         names.len(),
         failed
     );
-    if args.only.is_empty() && incomplete == 0 {
+    let path = args.out.join(format!("run-{}.json", cfg.mode.as_str()));
+    let record = if args.only.is_empty() && incomplete == 0 {
         let mut run = serde_json::json!({
             "mode": cfg.mode.as_str(),
             "seed": cfg.seed,
@@ -370,26 +371,26 @@ fn main() -> ExitCode {
             run["unit_seconds"] = serde_json::json!(c.seconds(None));
             run["cache"] = serde_json::json!(c.path().display().to_string());
         }
-        let path = args.out.join(format!("run-{}.json", cfg.mode.as_str()));
-        let text = serde_json::to_string_pretty(&run).expect("json") + "\n";
-        if let Err(e) = write_atomic(&path, text.as_bytes()) {
-            eprintln!("cannot record the runtime: {e}");
-        }
+        Some(run)
     } else if incomplete == 0 && failed == 0 {
         // an `--only` run updates its experiments' records in the last whole run's (of the
         // same seed), so the recorded total compute stays that of the cache
-        let path = args.out.join(format!("run-{}.json", cfg.mode.as_str()));
-        if let Some(mut run) = std::fs::read_to_string(&path)
+        std::fs::read_to_string(&path)
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .filter(|r| r["seed"].as_u64() == Some(cfg.seed))
-        {
-            let units = cfg.cache.as_ref().map(|c| c.seconds(None));
-            report::merge_rerun(&mut run, &summary, units);
-            let text = serde_json::to_string_pretty(&run).expect("json") + "\n";
-            if let Err(e) = write_atomic(&path, text.as_bytes()) {
-                eprintln!("cannot record the runtime: {e}");
-            }
+            .map(|mut run| {
+                let units = cfg.cache.as_ref().map(|c| c.seconds(None));
+                report::merge_rerun(&mut run, &summary, units);
+                run
+            })
+    } else {
+        None
+    };
+    if let Some(run) = record {
+        let text = serde_json::to_string_pretty(&run).expect("json") + "\n";
+        if let Err(e) = write_atomic(&path, text.as_bytes()) {
+            eprintln!("cannot record the runtime: {e}");
         }
     }
     if failed > 0 {
