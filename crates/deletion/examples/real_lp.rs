@@ -10,8 +10,9 @@
 //! directions (the peak RSS also when the fit fails). `ENGINE=1` runs the first fallback,
 //! `hsd-engine/structured`, instead of the structured IPM; `MAXIT=k` sets the iteration limit.
 //! `SCREEN=0` turns example screening off, `SCREEN=1` screens at any size (default: the
-//! library's, from 10 000 examples), `SCREEN_SAMPLE`, `SCREEN_MARGIN`, `SCREEN_MAX_FRACTION`
-//! set its fields.
+//! library's, from 10 000 examples), `SCREEN_SAMPLE`, `SCREEN_MARGIN`, `SCREEN_MAX_FRACTION`,
+//! `SCREEN_EARLY` (`early_stop`) set its fields.
+//! `FIRST=k` keeps the first `k` examples of the task (after `per_class`).
 //! `SPARSE=1` stores the task as CSR (LP (4) then drops the zero entries' pairs).
 //! `LOG=1` prints the iteration log on stderr; `START`, `ETA`, `SIGMA`, `MEHR`, `MAXCORR`,
 //! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG`, `ROUNDS`, `CERTIFY` (`certify_within`), `PROUND` (`primal_rounding`) and `STATIC`
@@ -43,6 +44,12 @@ fn main() {
         .and_then(|s| s.parse::<usize>().ok())
         .filter(|&k| k > 0);
     let mut d = pairs::first_per_class(&raw, &task, per_class);
+    if let Some(k) = std::env::var("FIRST")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        d = d.select(&(0..k.min(d.len())).collect::<Vec<_>>());
+    }
     // the loaded set is not the solver's: peak RSS measures the fit on the task's copy
     drop(raw);
     // SPARSE=1: the same data stored as CSR (LP (4) then drops the zero entries' pairs)
@@ -162,6 +169,9 @@ fn main() {
     }
     if let Some(v) = env("SCREEN_MAX_FRACTION") {
         screening.max_fraction = v;
+    }
+    if let Some(v) = env("SCREEN_EARLY") {
+        screening.early_stop = v;
     }
     params = params.screening(screening);
     let mut log = |it: &bulwark_lp::IterationInfo| {

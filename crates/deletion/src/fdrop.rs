@@ -110,8 +110,8 @@ impl FdropIpm {
             time_limit: f64::INFINITY,
         };
         // the IPM minimises FDROP / C: Σ ξ_i + (q/2)‖w'‖² in its working variables
-        let out =
-            DsxIpm::for_fdrop(&lp, self.threads, &self.settings, self.c)?.solve(opts, None)?;
+        let out = DsxIpm::for_fdrop(&lp, self.threads, &self.settings, self.c)?
+            .solve(opts, None, None)?;
         let (w, b) = (out.wb[..n].to_vec(), out.wb[n]);
         let scale = self.c * data.len() as f64;
         let objective = fdrop_objective(&w, b, data, self.c, self.k)?;

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::StructuredBackend;
 use crate::error::{DeletionError, Result};
-use crate::ipm::{DsxIpm, IpmOptions, Progress};
+use crate::ipm::{DsxIpm, IpmOptions, IterateCheck, Progress};
 use crate::layout::Lp4;
 use crate::params::{DsxLp, DsxLpParams, LpBackend};
 use crate::screening::ScreeningReport;
@@ -140,6 +140,9 @@ pub(crate) struct Run {
     /// The last iterate's relative dual residual when the answer is certified by a repaired
     /// dual point (the structured IPM's *Certificate*).
     pub(crate) repaired_from: Option<f64>,
+    /// The caller's check of the iterate ended the structured IPM ([`IterateCheck`]): `wb`
+    /// is that iterate's, not an answer.
+    pub(crate) ended_by_check: bool,
 }
 
 impl Run {
@@ -293,12 +296,13 @@ impl DsxLp {
             .map_err(|e| DeletionError::Lp(e.into()))
     }
 
-    /// Runs one attempt on `layout`.
+    /// Runs one attempt on `layout`; `check` goes to the structured IPM (the engines have none).
     fn run(
         &self,
         attempt: Attempt,
         layout: &Lp4<'_>,
         progress: Option<Progress<'_>>,
+        check: Option<IterateCheck<'_>>,
     ) -> Result<Run> {
         let (backend, equilibrate) = match attempt {
             Attempt::DsxIpm => {
@@ -308,7 +312,7 @@ impl DsxLp {
                     max_iter: s.max_iter.unwrap_or(self.max_iter),
                     time_limit: self.time_limit,
                 };
-                let out = DsxIpm::new(layout, self.threads, s)?.solve(opts, progress)?;
+                let out = DsxIpm::new(layout, self.threads, s)?.solve(opts, progress, check)?;
                 return Ok(Run {
                     status: out.status,
                     reason: out.reason,
@@ -323,6 +327,7 @@ impl DsxLp {
                     solve_seconds: out.solve_seconds,
                     refinements: out.refinements,
                     repaired_from: out.repaired_from,
+                    ended_by_check: out.ended_by_check,
                 });
             }
             Attempt::Engine {
@@ -355,6 +360,7 @@ impl DsxLp {
             solve_seconds: 0.0,
             refinements: 0,
             repaired_from: None,
+            ended_by_check: false,
         })
     }
 
@@ -381,16 +387,23 @@ impl DsxLp {
     }
 
     /// Solves LP (4) on `layout` with the chain of solvers: the first optimal answer, or a
-    /// `NotSolved` error naming the last solver tried and every failure before it.
-    fn answer(&self, layout: &Lp4<'_>, mut progress: Option<Progress<'_>>) -> Result<Answer> {
+    /// `NotSolved` error naming the last solver tried and every failure before it. A run that
+    /// `check` ended ([`IterateCheck`]) is returned as it is (`run.ended_by_check`): no fallback.
+    fn answer(
+        &self,
+        layout: &Lp4<'_>,
+        mut progress: Option<Progress<'_>>,
+        mut check: Option<IterateCheck<'_>>,
+    ) -> Result<Answer> {
         let chain = self.chain(layout);
         let mut fallbacks = Vec::new();
         let mut iterations = 0;
         for (k, &attempt) in chain.iter().enumerate() {
-            let run = self.run(attempt, layout, progress.as_mut().map(|p| &mut **p as _))?;
+            let p = progress.as_mut().map(|p| &mut **p as _);
+            let run = self.run(attempt, layout, p, check.as_mut().map(|c| &mut **c as _))?;
             iterations += run.iterations;
             // (an almost optimal answer is the structured IPM's: module docs of `ipm`)
-            if matches!(run.status, Status::Optimal | Status::AlmostOptimal) {
+            if run.ended_by_check || matches!(run.status, Status::Optimal | Status::AlmostOptimal) {
                 return Ok(Answer {
                     run,
                     solver: attempt.name(),
@@ -431,7 +444,7 @@ impl DsxLp {
         mut progress: Option<Progress<'_>>,
     ) -> Result<(Solved, Option<ScreeningReport>)> {
         if !self.screening.applies(data.len()) {
-            return Ok((self.solve_whole(data, budget, progress)?, None));
+            return Ok((self.solve_whole(data, budget, progress, None)?, None));
         }
         let mut report = ScreeningReport::default();
         let mut before = Vec::new();
@@ -443,7 +456,7 @@ impl DsxLp {
         // own fallbacks first. The give-up itself is not a fallback — the same solver answers
         // the whole LP, and with screening on by default it is the usual outcome on tasks where
         // most examples keep a loss; the screening report says why (`SolveDiagnostics::screening`)
-        match self.solve_whole(data, budget, progress) {
+        match self.solve_whole(data, budget, progress, None) {
             Ok(mut solved) => {
                 solved.answer.iterations += report.iterations;
                 before.append(&mut solved.answer.fallbacks);
@@ -461,16 +474,18 @@ impl DsxLp {
     }
 
     /// Solves LP (4) once on every example of `data`; returns `(w, b)`, the answer and the LP's
-    /// variables and rows.
+    /// variables and rows. `check` may end the structured IPM early (`answer.run.ended_by_check`;
+    /// [`IterateCheck`]).
     pub(crate) fn solve_whole(
         &self,
         data: &Dataset,
         budget: &FeatureBudget,
         progress: Option<Progress<'_>>,
+        check: Option<IterateCheck<'_>>,
     ) -> Result<Solved> {
         let layout = Lp4::new(data, budget, self.c)?;
         let n = layout.n();
-        let answer = self.answer(&layout, progress)?;
+        let answer = self.answer(&layout, progress, check)?;
         // Project onto the box: the iterate may exceed it by the feasibility tolerance.
         let w: Vec<f64> = answer.run.wb[..n]
             .iter()
@@ -696,6 +711,10 @@ impl DsxLpParams {
             (
                 "screening_gave_up",
                 d.screening.iter().filter(|r| r.gave_up.is_some()).count() as f64,
+            ),
+            (
+                "screening_ended_early",
+                f64::from(d.screening.iter().map(|r| r.ended_early).sum::<u32>()),
             ),
         ] {
             report.details.insert(k.into(), v);

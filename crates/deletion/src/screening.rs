@@ -24,6 +24,14 @@
 //!   that most other examples joined); later rounds only add, so the rounds cannot cycle (a
 //!   working set that shrank again did, on Fashion-MNIST).
 //!
+//! A round ends early at its first iterate whose relative gap and primal residual are at most
+//! [`Screening::early_stop`] when an example outside `W` already has a positive value at that
+//! iterate's `(w, b)`: the round's exact answer would only choose the next working set, and the
+//! inexact one chooses it about as well (the structured IPM spends the last third of a round's
+//! iterations below a gap of 1e-3; `docs/design/deletion.md`). Those values choose the next
+//! working set; a round whose iterate leaves no example outside `W` with a loss goes on to the
+//! tolerance, so the last round is always solved to it.
+//!
 //! The rounds stop when the answer is optimal for the whole LP: the certificate is the
 //! working set's dual solution extended by zeros (dual feasible for the whole LP: a left-out
 //! example's equations hold with `y = 0`, `z_ξ = 1`), whose objective `D_W` bounds the whole
@@ -40,8 +48,8 @@
 //! `max_fraction` of the examples (the task is mostly examples with a loss, so a smaller LP
 //! saves little), after `max_rounds` rounds, or when a round is not solved; the fit reports the
 //! rounds it spent either way ([`crate::SolveDiagnostics::screening`], whose `gave_up` says why),
-//! and counts their iterations (`details["screening_rounds"]`, `details["screening_gave_up"]`
-//! and the CLI's screening line show it). A give-up is not a fallback: the same solver answers
+//! and counts their iterations (`details["screening_rounds"]`, `details["screening_gave_up"]`,
+//! `details["screening_ended_early"]` and the CLI's screening line show it). A give-up is not a fallback: the same solver answers
 //! the whole LP.
 
 use bulwark_core::{Dataset, Error, FeatureBudget, Sign};
@@ -71,6 +79,11 @@ pub struct Screening {
     pub max_fraction: f64,
     /// Most rounds before the whole LP is solved (default 8).
     pub max_rounds: u32,
+    /// A round ends at its first iterate whose relative gap and primal residual are at most
+    /// this when an example outside the working set has a positive value at that iterate's
+    /// `(w, b)`; that `(w, b)` then chooses the next working set (default 1e-3; 0: every round
+    /// is solved to the tolerance).
+    pub early_stop: f64,
 }
 
 /// On from [`Screening::DEFAULT_MIN_EXAMPLES`] examples. On a task where most examples keep
@@ -85,6 +98,7 @@ impl Default for Screening {
             margin: 0.01,
             max_fraction: 0.4,
             max_rounds: 8,
+            early_stop: 1e-3,
         }
     }
 }
@@ -129,6 +143,9 @@ impl Screening {
         if self.max_rounds == 0 {
             return bad("max_rounds", 0.0, "at least 1");
         }
+        if !(self.early_stop >= 0.0 && self.early_stop < 1.0) {
+            return bad("early_stop", self.early_stop, "a number in [0, 1)");
+        }
         Ok(())
     }
 
@@ -147,6 +164,10 @@ pub struct ScreeningReport {
     pub iterations: u32,
     /// Examples in each round's working set, in order.
     pub working_sets: Vec<usize>,
+    /// Rounds ended early, at an iterate that left an example outside the working set with a
+    /// loss ([`Screening::early_stop`]).
+    #[serde(default)]
+    pub ended_early: u32,
     /// Why screening gave up and the whole LP was solved (`None`: the answer is the last
     /// working set's, certified for the whole LP).
     pub gave_up: Option<String>,
@@ -164,8 +185,12 @@ impl ScreeningReport {
             return format!("screening: before a round, {outcome}");
         }
         let sets: Vec<String> = self.working_sets.iter().map(usize::to_string).collect();
+        let early = match self.ended_early {
+            0 => String::new(),
+            k => format!("; {k} ended early"),
+        };
         format!(
-            "screening: {} round(s) (working sets of {} examples; {} iterations), {outcome}",
+            "screening: {} round(s) (working sets of {} examples; {} iterations{early}), {outcome}",
             self.rounds,
             sets.join(", "),
             self.iterations,
@@ -252,7 +277,31 @@ impl DsxLp {
             report.working_sets.push(idx.len());
             let sub = data.select(&idx);
             let round = report.rounds;
-            let solved = self.solve_whole(&sub, budget, progress.as_mut().map(|p| &mut **p as _));
+            // the early end of a round (`Screening::early_stop`): at the first iterate within
+            // it, the values of every example at its (w, b); the round ends there when one
+            // outside the working set has a loss (those values then choose the next set)
+            let mut early: Option<Vec<f64>> = None;
+            let mut checked = false;
+            let mut check = |w: &[f64], b: f64, gap: f64, pres: f64| {
+                if checked || gap > s.early_stop || pres > s.early_stop {
+                    return false;
+                }
+                checked = true;
+                let Ok(values) = budget.worst_case_values(w, b, data) else {
+                    return false;
+                };
+                let outside = values
+                    .iter()
+                    .zip(&in_set)
+                    .any(|(&v, &inside)| !inside && v > 0.0);
+                if outside {
+                    early = Some(values);
+                }
+                outside
+            };
+            let check = (s.early_stop > 0.0).then_some(&mut check as _);
+            let p = progress.as_mut().map(|p| &mut **p as _);
+            let solved = self.solve_whole(&sub, budget, p, check);
             let Solved {
                 model,
                 mut answer,
@@ -279,7 +328,12 @@ impl DsxLp {
                     .into_iter()
                     .map(|f| format!("screening round {round}: {f}")),
             );
-            let values = budget.worst_case_values(model.weights(), model.bias(), data)?;
+            let ended_early = answer.run.ended_by_check;
+            let values = match early {
+                Some(v) if ended_early => v,
+                _ => budget.worst_case_values(model.weights(), model.bias(), data)?,
+            };
+            report.ended_early += u32::from(ended_early);
             // the whole LP's objective at (w, b), and the working set's dual bound, as sums
             // (the IPM's scale: c = 1 on every ξ_i)
             let primal: f64 = values.iter().map(|v| v.max(0.0)).sum();
@@ -293,7 +347,7 @@ impl DsxLp {
                 && idx.iter().filter(|&&i| values[i] >= -s.margin).count()
                     >= 2 * (data.n_features() + 1);
             let violators = next_working_set(&values, s.margin, &mut in_set, &mut left, leave);
-            if violators == 0 || gap <= self.tolerance {
+            if !ended_early && (violators == 0 || gap <= self.tolerance) {
                 answer.run.objective = primal / m as f64;
                 answer.run.dual_objective = dual / m as f64;
                 answer.run.gap = gap;

@@ -81,6 +81,40 @@ fn screening_finds_the_whole_lps_optimum_from_a_smaller_lp() {
 }
 
 #[test]
+fn a_round_whose_iterate_leaves_an_outside_example_with_a_loss_ends_early() {
+    let data = zero_vs_rest(4);
+    let fit = |s: Screening| {
+        params(s)
+            .check()
+            .unwrap()
+            .fit_with_diagnostics(&data)
+            .unwrap()
+            .1
+    };
+    let to_the_end = fit(Screening {
+        early_stop: 0.0,
+        ..always()
+    });
+    let early = fit(always());
+    let ([full], [r]) = (&to_the_end.screening[..], &early.screening[..]) else {
+        panic!("one screened LP each: {to_the_end:?} {early:?}")
+    };
+    assert_eq!(full.ended_early, 0, "{}", full.describe());
+    // the rounds before the last ended at a gap of 1e-3, the last one was solved to the
+    // tolerance and certified for the whole LP
+    assert!(r.ended_early >= 1, "{}", r.describe());
+    assert!(r.rounds > r.ended_early, "{}", r.describe());
+    assert_eq!(r.gave_up, None, "{}", r.describe());
+    assert!(r.describe().contains("ended early"), "{}", r.describe());
+    assert_eq!(early.solver, "dsx-ipm");
+    assert!(early.converged && early.gap <= 1e-8, "{early:?}");
+    // the same optimum: both are the closed form over every example at a certified answer
+    let (a, b) = (to_the_end.objective, early.objective);
+    assert!((a - b).abs() <= 1e-7 * (1.0 + a), "{a} vs {b}");
+    assert_eq!(r.iterations, early.iterations, "{}", r.describe());
+}
+
+#[test]
 fn screening_that_gives_up_solves_the_whole_lp_and_counts_its_rounds() {
     let data = zero_vs_rest(8);
     // the first working set (every fifth example of each class, 276) is under the limit, a later
@@ -123,4 +157,12 @@ fn bad_screening_settings_are_parameter_errors() {
     };
     let e = params(bad).check().unwrap_err().to_string();
     assert!(e.contains("screening.margin"), "{e}");
+    for v in [-1e-3, 1.0, f64::NAN] {
+        let bad = Screening {
+            early_stop: v,
+            ..Screening::default()
+        };
+        let e = params(bad).check().unwrap_err().to_string();
+        assert!(e.contains("screening.early_stop"), "{e}");
+    }
 }

@@ -229,9 +229,14 @@ pub(crate) fn run(
             } else {
                 "certified for the whole LP"
             };
+            // rounds ended at an inexact iterate that already chose the next working set
+            let early = match r.details.get("screening_ended_early").copied() {
+                Some(k) if k > 0.0 => format!(" ({k} ended early)"),
+                _ => String::new(),
+            };
             writeln!(
                 out,
-                "screening       {rounds} LP(s) on working sets of examples, {outcome}"
+                "screening       {rounds} LP(s) on working sets of examples{early}, {outcome}"
             )?;
         }
         // LP: the optimality certificate's dual point was repaired from the last iterate

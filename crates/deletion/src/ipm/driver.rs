@@ -9,7 +9,7 @@ use bulwark_lp::{IterationInfo, Status};
 use super::certificate::Certificate;
 use super::refine::Refinement;
 use super::residuals::Termination;
-use super::{DsxIpm, IpmOptions, IpmOutcome, Progress};
+use super::{DsxIpm, IpmOptions, IpmOutcome, IterateCheck, Progress};
 use crate::error::Result;
 
 /// The iterate certified closest to optimal so far (module docs of [`crate::ipm`], *Almost
@@ -77,20 +77,31 @@ impl DsxIpm<'_> {
         }
     }
 
-    /// Runs the method.
+    /// Runs the method; `check` may end it at an iterate ([`IterateCheck`]).
     pub(crate) fn solve(
         mut self,
         opts: IpmOptions,
         progress: Option<Progress<'_>>,
+        check: Option<IterateCheck<'_>>,
     ) -> Result<IpmOutcome> {
-        self.run(opts, progress)
+        self.run_checked(opts, progress, check)
     }
 
     /// Runs the method, keeping the final iterate in `self` (for tests).
+    #[cfg(test)]
     pub(super) fn run(
         &mut self,
         opts: IpmOptions,
+        progress: Option<Progress<'_>>,
+    ) -> Result<IpmOutcome> {
+        self.run_checked(opts, progress, None)
+    }
+
+    fn run_checked(
+        &mut self,
+        opts: IpmOptions,
         mut progress: Option<Progress<'_>>,
+        mut check: Option<IterateCheck<'_>>,
     ) -> Result<IpmOutcome> {
         let start = Instant::now();
         let n = self.n;
@@ -108,6 +119,7 @@ impl DsxIpm<'_> {
         // the iterate certified closest to optimal (module docs, *Almost optimal*)
         let mut best: Option<Best> = None;
         let accept = self.settings.accept_within * opts.tolerance;
+        let mut ended_by_check = false;
         loop {
             let ((pobj, dobj, pres, dres, gap), comp) = self.residuals();
             let mu = (comp + self.box_complementarity(None)) / npairs;
@@ -133,6 +145,20 @@ impl DsxIpm<'_> {
                 status = Status::TimeLimit;
                 reason = Some("cancelled by the callback".into());
                 break;
+            }
+            // the caller's check of the iterate's (w, b), on the caller's scale (`qbufs` is free
+            // between the passes)
+            if let Some(check) = check.as_mut() {
+                let w = &mut self.qbufs[..n];
+                for (o, &u) in w.iter_mut().zip(&self.u[..n]) {
+                    *o = self.w_scale * u;
+                }
+                if check(w, self.u[n], gap, pres) {
+                    status = Status::TimeLimit;
+                    reason = Some("ended by the caller's check of the iterate".into());
+                    ended_by_check = true;
+                    break;
+                }
             }
             // the certificate of an iterate near the optimum that misses a test (module docs,
             // *Certificate*)
@@ -297,6 +323,7 @@ impl DsxIpm<'_> {
             refinements: self.refinements,
             reason,
             repaired_from,
+            ended_by_check,
         })
     }
 }

@@ -252,10 +252,21 @@ pub struct IpmOutcome {
     /// docs, *Certificate*): that iterate's relative dual residual. `dual_residual` is then
     /// the repaired point's, and `objective` the closed form at the returned `(w, b)`.
     pub repaired_from: Option<f64>,
+    /// A caller's check of the iterate ended the run (example screening's early end of a
+    /// round, [`crate::Screening::early_stop`]): `wb` is that iterate's, not an answer (status
+    /// [`Status::TimeLimit`], which also means cancelled).
+    pub ended_by_check: bool,
 }
 
 /// Per-iteration progress callback (`Break` stops the solve with status `time_limit`).
 pub type Progress<'a> = &'a mut dyn FnMut(&IterationInfo) -> ControlFlow<()>;
+
+/// A caller's check of the iterate, called once per iteration of the structured IPM with
+/// `(w, b)` (the caller's scale), the relative gap and the relative primal residual; `true`
+/// ends the run there ([`IpmOutcome::ended_by_check`]). Example screening uses it to end a round
+/// whose iterate already leaves an example outside the working set with a loss
+/// ([`crate::screening`]).
+pub(crate) type IterateCheck<'a> = &'a mut dyn FnMut(&[f64], f64, f64, f64) -> bool;
 
 /// A direction: primal `(Δu, Δs)` and dual `(Δy, Δz, Δz_l, Δz_u, Δz_c)`.
 ///
