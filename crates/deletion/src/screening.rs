@@ -49,8 +49,8 @@
 //! saves little), after `max_rounds` rounds, or when a round is not solved; the fit reports the
 //! rounds it spent either way ([`crate::SolveDiagnostics::screening`], whose `gave_up` says why),
 //! and counts their iterations (`details["screening_rounds"]`, `details["screening_gave_up"]`,
-//! `details["screening_ended_early"]` and the CLI's screening line show it). A give-up is not a fallback: the same solver answers
-//! the whole LP.
+//! `details["screening_ended_early"]` and the CLI's screening line show it). A give-up is not a
+//! fallback: the same solver answers the whole LP.
 
 use bulwark_core::{Dataset, Error, FeatureBudget, Sign};
 use bulwark_lp::Status;
