@@ -492,6 +492,10 @@ fn train_screen_from_solves_on_working_sets_and_reports_the_rounds() {
     let o = bulwark(&text);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("gave up, the whole LP solved"), "{stdout}");
+    // rounds solved to the tolerance (no early end) report none ended early
+    let mut a = args("100");
+    a.extend(["--screen-early-stop", "0"]);
+    assert_eq!(ok_json(&a)["screening_ended_early"], 0.0);
     assert!(
         (t["objective"].as_f64().unwrap() - a_whole).abs() <= 1e-6,
         "{t}"
@@ -504,6 +508,14 @@ fn train_screen_from_solves_on_working_sets_and_reports_the_rounds() {
         (
             vec!["--no-screening", "--screen-sample", "0.25"],
             "screen_sample",
+        ),
+        (
+            vec!["--screen-from", "100", "--screen-early-stop", "1"],
+            "screening.early_stop",
+        ),
+        (
+            vec!["--no-screening", "--screen-early-stop", "0.01"],
+            "screen_early_stop",
         ),
     ] {
         let mut a = args("");

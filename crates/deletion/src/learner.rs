@@ -107,6 +107,12 @@ impl Learner for LpLearner {
                 help: "the fraction of each class in the first working set of screening (default 1/16)",
             },
             ParamSpec {
+                name: "screen_early_stop",
+                kind: ParamKind::Float,
+                default: None,
+                help: "a screening round ends at its first iterate within this relative gap when that iterate leaves an example outside the working set with a loss; the last round is solved to the tolerance (default 1e-3; 0: every round to the tolerance)",
+            },
+            ParamSpec {
                 name: "fallback_memory_mib",
                 kind: ParamKind::Count,
                 default: None,
@@ -158,12 +164,14 @@ impl Learner for LpLearner {
                     })?),
                 });
         let screening = if p.flag("no_screening")? {
-            if let Some(f) = p.float_opt("screen_sample")? {
-                return Err(Error::param(
-                    "screen_sample",
-                    f,
-                    "only with screening (no_screening is set)",
-                ));
+            for name in ["screen_sample", "screen_early_stop"] {
+                if let Some(f) = p.float_opt(name)? {
+                    return Err(Error::param(
+                        name,
+                        f,
+                        "only with screening (no_screening is set)",
+                    ));
+                }
             }
             Screening::off()
         } else {
@@ -173,6 +181,9 @@ impl Learner for LpLearner {
             );
             if let Some(f) = p.float_opt("screen_sample")? {
                 s.sample_fraction = f;
+            }
+            if let Some(f) = p.float_opt("screen_early_stop")? {
+                s.early_stop = f;
             }
             s
         };
