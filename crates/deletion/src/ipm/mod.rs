@@ -250,7 +250,10 @@ pub struct IpmOutcome {
     pub reason: Option<String>,
     /// When the answer is certified by a dual point repaired from the last iterate's (module
     /// docs, *Certificate*): that iterate's relative dual residual. `dual_residual` is then
-    /// the repaired point's, and `objective` the closed form at the returned `(w, b)`.
+    /// the repaired point's, and `objective` the closed form at the returned `(w, b)`. When the
+    /// certified point is the one an uncapped dual step would reach (module docs,
+    /// *Certificate*), this and `primal_residual` are the residuals of the iterate it steps
+    /// from: the point itself is certified, its residuals are not computed.
     pub repaired_from: Option<f64>,
     /// A caller's check of the iterate ended the run (example screening's early end of a
     /// round, [`crate::Screening::early_stop`]): `wb` is that iterate's, not an answer (status
