@@ -14,7 +14,8 @@
 //!    784) and T-shirt against the other nine classes (60 000 × 784), N = 50, C = 1, min-max
 //!    scaling, from Debian's `dataset-fashion-mnist` (installed as for `bench sweep`;
 //!    `--no-fashion` skips them): iterations, time, peak RSS and the solver that answered; the
-//!    second also with example screening (from a 1/32 sample; the other cases without it).
+//!    second also with example screening at the defaults of `bulwark train` (the other cases
+//!    without it).
 //!
 //! Peers on the identical LP (the runner writes it as MPS): HiGHS's IPM (Python `highspy`, one
 //! thread, no crossover; installed into `target/bench/venv` when `python3` lacks it;

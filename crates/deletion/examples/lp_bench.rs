@@ -15,7 +15,8 @@
 //! (non-negative, N = 50) of the same generator. `LP_BENCH_LOG=1` prints the iteration log on
 //! stderr, `LP_BENCH_REPEAT=k` solves `k` times. The real image cases (`LP_BENCH_FASHION` names
 //! Fashion-MNIST's training images): `fashion-0v6`, `fashion-0-vs-rest`, and
-//! `fashion-0-vs-rest-screened` (the same LP with example screening from a 1/32 sample).
+//! `fashion-0-vs-rest-screened` (the same LP with example screening at its defaults, as
+//! `bulwark train` solves it).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a benchmark runner reports on stdout (log: stderr)
 
@@ -26,9 +27,6 @@ use bulwark_core::{CsrMatrix, Dataset, FeatureBudget, Features};
 use bulwark_data::{BinaryTask, Scaler, ScalingKind};
 use bulwark_deletion::{DsxLpParams, FeatureValues, Lp4, LpBackend, Screening};
 use bulwark_lp::LpProblem;
-
-/// The first working set's fraction of each class in `fashion-0-vs-rest-screened`.
-const SCREEN_SAMPLE: f64 = 1.0 / 32.0;
 
 #[path = "../tests/common/instance.rs"]
 mod instance;
@@ -272,9 +270,7 @@ fn main() {
         fashion(&BinaryTask::Positive("0".into()))
     } else if case == "fashion-0-vs-rest-screened" {
         let (d, source) = fashion(&BinaryTask::Positive("0".into()));
-        let source = format!(
-            "{source}; example screening (`--screen-from 0 --screen-sample {SCREEN_SAMPLE}`)"
-        );
+        let source = format!("{source}; example screening (the defaults of `bulwark train`)");
         (d, source)
     } else {
         (
@@ -302,17 +298,10 @@ fn main() {
         .c(c)
         .values(FeatureValues::Uniform)
         .backend(LpBackend::Structured);
-    // the screened case: working sets of examples from a 1/32 sample (`bulwark train --algo lp
-    // --screen-from 0 --screen-sample 0.03125`); the default 1/16 sample's first LP is itself a
-    // one-against-the-rest LP over the default iteration limit
-    // the other cases measure the whole LP (`--no-screening`; screening is on by default from
-    // 10 000 examples)
+    // the screened case: example screening at its defaults (on from 10 000 examples, as
+    // `bulwark train` has it); the other cases measure the whole LP (`--no-screening`)
     params = params.screening(if case == "fashion-0-vs-rest-screened" {
-        Screening {
-            min_examples: 0,
-            sample_fraction: SCREEN_SAMPLE,
-            ..Screening::default()
-        }
+        Screening::default()
     } else {
         Screening::off()
     });

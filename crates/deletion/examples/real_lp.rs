@@ -11,7 +11,8 @@
 //! `hsd-engine/structured`, instead of the structured IPM; `MAXIT=k` sets the iteration limit.
 //! `SCREEN=0` turns example screening off, `SCREEN=1` screens at any size (default: the
 //! library's, from 10 000 examples), `SCREEN_SAMPLE`, `SCREEN_MARGIN`, `SCREEN_MAX_FRACTION`,
-//! `SCREEN_EARLY` (`early_stop`) set its fields.
+//! `SCREEN_EARLY` (`early_stop`), `SCREEN_LEAVE` (`leave_margin`; `inf`: only add) set its
+//! fields.
 //! `FIRST=k` keeps the first `k` examples of the task (after `per_class`).
 //! `SPARSE=1` stores the task as CSR (LP (4) then drops the zero entries' pairs).
 //! `LOG=1` prints the iteration log on stderr; `START`, `ETA`, `SIGMA`, `MEHR`, `MAXCORR`,
@@ -172,6 +173,9 @@ fn main() {
     }
     if let Some(v) = env("SCREEN_EARLY") {
         screening.early_stop = v;
+    }
+    if let Some(v) = env("SCREEN_LEAVE") {
+        screening.leave_margin = v;
     }
     params = params.screening(screening);
     let mut log = |it: &bulwark_lp::IterationInfo| {

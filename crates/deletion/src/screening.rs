@@ -19,10 +19,15 @@
 //!
 //! - an example outside `W` with a positive value is a *violator*; examples outside `W` whose
 //!   value is above `−margin` join `W`;
-//! - after the first round only, the sample's examples whose value is below `−margin` leave `W`
-//!   (unless fewer than twice the features would stay: the next answer would fit them so closely
-//!   that most other examples joined); later rounds only add, so the rounds cannot cycle (a
-//!   working set that shrank again did, on Fashion-MNIST).
+//! - examples leave `W` after the first two rounds only: after the first, the sample's examples
+//!   whose value is below `−margin`; after the second, every example of `W` whose value is
+//!   below `−leave_margin`, a wider margin (many examples that joined on the first round's
+//!   rough answer are far from a loss at the second's, and would otherwise stay in every later
+//!   LP). Neither happens when fewer than twice the features would stay (the next answer would
+//!   fit them so closely that most other examples joined). An example leaves at most once and
+//!   later rounds only add, so the rounds cannot cycle (a working set that shrank at every
+//!   round did, on Fashion-MNIST; leaving after every round made USPS 0 against the rest take
+//!   7–8 rounds, `docs/design/deletion.md`).
 //!
 //! A round ends early at its first iterate whose relative gap and primal residual are at most
 //! [`Screening::early_stop`] when an example outside `W` already has a positive value at that
@@ -73,6 +78,10 @@ pub struct Screening {
     /// Examples whose worst-case value is above `−margin` join the working set; after the
     /// first round, the first sample's examples below `−margin` leave it (default 0.01).
     pub margin: f64,
+    /// After the second round, examples of the working set whose value is below
+    /// `−leave_margin` leave it (default 0.02; at least `margin`; `f64::INFINITY`: the rounds
+    /// after the first only add).
+    pub leave_margin: f64,
     /// Largest working set as a fraction of the examples; beyond it the whole LP is solved
     /// (default 0.4: a larger round, and the whole LP after it if screening then gives up,
     /// costs more than a smaller LP saves; `docs/design/deletion.md`).
@@ -96,6 +105,7 @@ impl Default for Screening {
             min_examples: Self::DEFAULT_MIN_EXAMPLES,
             sample_fraction: 1.0 / 16.0,
             margin: 0.01,
+            leave_margin: 0.02,
             max_fraction: 0.4,
             max_rounds: 8,
             early_stop: 1e-3,
@@ -136,6 +146,13 @@ impl Screening {
         }
         if !(self.margin.is_finite() && self.margin >= 0.0) {
             return bad("margin", self.margin, "a finite number >= 0");
+        }
+        if self.leave_margin.is_nan() || self.leave_margin < self.margin {
+            return bad(
+                "leave_margin",
+                self.leave_margin,
+                "a number at least screening.margin (infinity: no example leaves after the first round)",
+            );
         }
         if !(self.max_fraction > 0.0 && self.max_fraction <= 1.0) {
             return bad("max_fraction", self.max_fraction, "a number in (0, 1]");
@@ -212,19 +229,20 @@ pub(crate) fn first_working_set(y: &[Sign], fraction: f64) -> Vec<bool> {
 }
 
 /// The next working set (module docs): returns the count of violators (examples outside the set
-/// with a positive value). `left` marks the examples that have left the set once; with `leave`
-/// false none leaves.
+/// with a positive value). Examples outside it whose value is above `−margin` join; examples in
+/// it whose value is below `−leave` leave unless they have left once before (`left` marks
+/// them); with `leave` `None` none leaves.
 pub(crate) fn next_working_set(
     values: &[f64],
     margin: f64,
+    leave: Option<f64>,
     in_set: &mut [bool],
     left: &mut [bool],
-    leave: bool,
 ) -> usize {
     let mut violators = 0;
     for ((v, inside), gone) in values.iter().zip(in_set.iter_mut()).zip(left.iter_mut()) {
         if *inside {
-            if leave && *v < -margin && !*gone {
+            if leave.is_some_and(|t| *v < -t) && !*gone {
                 *inside = false;
                 *gone = true;
             }
@@ -339,14 +357,20 @@ impl DsxLp {
             let primal: f64 = values.iter().map(|v| v.max(0.0)).sum();
             let dual = answer.run.dual_objective * idx.len() as f64;
             let gap = (primal - dual).abs() / (1.0 + primal.abs());
-            // the first sample's examples with no loss leave after the first round, unless
+            // examples far from a loss leave (after the first round beyond `margin`, after the
+            // second beyond `leave_margin`; later rounds only add), each at most once, unless
             // fewer than twice the features would stay (the next answer would fit them too
-            // closely); later rounds only add (a working set that shrinks again made the rounds
-            // cycle)
-            let leave = round == 1
-                && idx.iter().filter(|&&i| values[i] >= -s.margin).count()
-                    >= 2 * (data.n_features() + 1);
-            let violators = next_working_set(&values, s.margin, &mut in_set, &mut left, leave);
+            // closely)
+            let leave = match round {
+                1 => s.margin,
+                2 => s.leave_margin,
+                _ => f64::INFINITY,
+            };
+            let leave = (leave.is_finite()
+                && idx.iter().filter(|&&i| values[i] >= -leave).count()
+                    >= 2 * (data.n_features() + 1))
+                .then_some(leave);
+            let violators = next_working_set(&values, s.margin, leave, &mut in_set, &mut left);
             if !ended_early && (violators == 0 || gap <= self.tolerance) {
                 answer.run.objective = primal / m as f64;
                 answer.run.dual_objective = dual / m as f64;
@@ -388,14 +412,47 @@ mod tests {
         let mut inside = vec![true, false, false];
         let mut left = vec![false; 3];
         // example 0 inactive: leaves; 1 violates: joins; 2 just inside the margin: joins
-        let v = next_working_set(&[-1.0, 0.5, -0.005], 0.01, &mut inside, &mut left, true);
+        let v = next_working_set(
+            &[-1.0, 0.5, -0.005],
+            0.01,
+            Some(0.01),
+            &mut inside,
+            &mut left,
+        );
         assert_eq!(v, 1);
         assert_eq!(inside, vec![false, true, true]);
         // 0 comes back, then is inactive again: it stays this time
-        next_working_set(&[0.2, 0.5, 0.1], 0.01, &mut inside, &mut left, true);
+        next_working_set(&[0.2, 0.5, 0.1], 0.01, Some(0.01), &mut inside, &mut left);
         assert!(inside[0]);
-        next_working_set(&[-1.0, 0.5, 0.1], 0.01, &mut inside, &mut left, true);
+        next_working_set(&[-1.0, 0.5, 0.1], 0.01, Some(0.01), &mut inside, &mut left);
         assert!(inside[0], "an example leaves at most once");
+    }
+
+    #[test]
+    fn a_wider_leave_margin_keeps_examples_near_the_margin() {
+        let mut inside = vec![true, true, true, false];
+        let mut left = vec![false; 4];
+        // 0 is within the leave margin: it stays; 1 is beyond it: it leaves
+        let v = next_working_set(
+            &[-0.015, -0.5, 0.3, -0.05],
+            0.01,
+            Some(0.02),
+            &mut inside,
+            &mut left,
+        );
+        assert_eq!(v, 0);
+        assert_eq!(inside, vec![true, false, true, false]);
+        // no leave threshold: none leaves, and the outside examples still join
+        let v = next_working_set(
+            &[-1.0, 0.1, -1.0, -0.001],
+            0.01,
+            None,
+            &mut inside,
+            &mut left,
+        );
+        assert_eq!(v, 1);
+        assert_eq!(inside, vec![true, true, true, true]);
+        assert_eq!(left, vec![false, true, false, false]);
     }
 
     #[test]
@@ -417,6 +474,20 @@ mod tests {
             ),
             (
                 Screening {
+                    leave_margin: 0.005,
+                    ..Screening::default()
+                },
+                "leave_margin",
+            ),
+            (
+                Screening {
+                    leave_margin: f64::NAN,
+                    ..Screening::default()
+                },
+                "leave_margin",
+            ),
+            (
+                Screening {
                     max_fraction: 0.0,
                     ..Screening::default()
                 },
@@ -434,6 +505,11 @@ mod tests {
             assert!(e.contains(&format!("screening.{field}")), "{e}");
         }
         assert!(Screening::default().validate().is_ok());
+        let only_add = Screening {
+            leave_margin: f64::INFINITY,
+            ..Screening::default()
+        };
+        assert!(only_add.validate().is_ok());
         assert!(!Screening::off().applies(usize::MAX - 1));
         let on = Screening::default();
         assert!(on.applies(10_000) && !on.applies(9_999));

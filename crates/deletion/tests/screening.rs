@@ -3,7 +3,7 @@
 
 use bulwark_core::{Dataset, Fit, ParamGuard};
 use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load};
-use bulwark_deletion::{DsxLpParams, FeatureValues, Screening};
+use bulwark_deletion::{DsxLpParams, FeatureValues, Screening, SolveDiagnostics};
 
 /// Every `step`-th image of the USPS digits (1 100 per digit), digit 0 against the nine others
 /// (one in ten positive: an imbalanced task on which most examples end with a zero loss),
@@ -25,6 +25,16 @@ fn params(screening: Screening) -> DsxLpParams {
         .values(FeatureValues::Uniform)
         .fallback(false)
         .screening(screening)
+}
+
+/// The fit's diagnostics with `screening`.
+fn diagnostics(screening: Screening, data: &Dataset) -> SolveDiagnostics {
+    params(screening)
+        .check()
+        .unwrap()
+        .fit_with_diagnostics(data)
+        .unwrap()
+        .1
 }
 
 /// Screening at any size, the first working set every fifth example of each class (with fewer
@@ -83,14 +93,7 @@ fn screening_finds_the_whole_lps_optimum_from_a_smaller_lp() {
 #[test]
 fn a_round_whose_iterate_leaves_an_outside_example_with_a_loss_ends_early() {
     let data = zero_vs_rest(4);
-    let fit = |s: Screening| {
-        params(s)
-            .check()
-            .unwrap()
-            .fit_with_diagnostics(&data)
-            .unwrap()
-            .1
-    };
+    let fit = |s: Screening| diagnostics(s, &data);
     let to_the_end = fit(Screening {
         early_stop: 0.0,
         ..always()
@@ -157,6 +160,12 @@ fn bad_screening_settings_are_parameter_errors() {
     };
     let e = params(bad).check().unwrap_err().to_string();
     assert!(e.contains("screening.margin"), "{e}");
+    let bad = Screening {
+        leave_margin: 0.0,
+        ..Screening::default()
+    };
+    let e = params(bad).check().unwrap_err().to_string();
+    assert!(e.contains("screening.leave_margin"), "{e}");
     for v in [-1e-3, 1.0, f64::NAN] {
         let bad = Screening {
             early_stop: v,
@@ -165,4 +174,37 @@ fn bad_screening_settings_are_parameter_errors() {
         let e = params(bad).check().unwrap_err().to_string();
         assert!(e.contains("screening.early_stop"), "{e}");
     }
+}
+
+#[test]
+fn examples_far_from_a_loss_leave_after_the_second_round() {
+    // all 11 000 images: screened by default
+    let data = zero_vs_rest(1);
+    assert!(Screening::default().min_examples <= data.len());
+    let fit = |s: Screening| diagnostics(s, &data);
+    let only_add = fit(Screening {
+        leave_margin: f64::INFINITY,
+        ..Screening::default()
+    });
+    let leaving = fit(Screening::default());
+    let ([a], [l]) = (&only_add.screening[..], &leaving.screening[..]) else {
+        panic!("one screened LP each: {only_add:?} {leaving:?}")
+    };
+    for (d, r) in [(&only_add, a), (&leaving, l)] {
+        assert_eq!(r.gave_up, None, "{}", r.describe());
+        assert_eq!(d.solver, "dsx-ipm");
+        assert!(d.converged && d.gap <= 1e-8, "{d:?}");
+    }
+    // the first two rounds are the same; without leaving the sets then only grow, with it the
+    // third set is smaller, later ones only grow, and the LP that answered is smaller
+    let (sa, sl) = (&a.working_sets, &l.working_sets);
+    let both = format!("{} / {}", a.describe(), l.describe());
+    assert!(sa.len() >= 3 && sl.len() >= 3, "{both}");
+    assert_eq!(sa[..2], sl[..2], "{both}");
+    assert!(sa[1..].is_sorted() && sl[2..].is_sorted(), "{both}");
+    assert!(sl[2] < sa[2], "{both}");
+    assert!(sl.last() < sa.last(), "{both}");
+    // the same optimum, certified for the whole LP
+    let (x, y) = (only_add.objective, leaving.objective);
+    assert!((x - y).abs() <= 1e-7 * (1.0 + x), "{x} vs {y}");
 }
