@@ -34,8 +34,9 @@ pub struct DsxIpmSettings {
     /// residual of only 1e-7–1e-5, all of it in the dual equation, and the dual residual grew
     /// instead of converging (the "dual residual diverging at the optimum" fallbacks).
     pub dual_refinement: bool,
-    /// Refinement starts once the primal residual has converged and both the gap and the dual
-    /// residual are within this many times the tolerance (default 10) ...
+    /// Refinement starts once the primal residual has converged and either the dual residual
+    /// is within the tolerance or both the gap and the dual residual are within this many times
+    /// it (default 10) ...
     pub refine_within: f64,
     /// ... or from the first iteration whose dual residual exceeds this many times what the
     /// dual step promised, `(1 − α_D)` times the previous one (default 2).
