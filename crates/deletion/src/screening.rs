@@ -21,7 +21,7 @@
 //!   value is above `−margin` join `W`;
 //! - examples leave `W` after the first two rounds only: after the first, the sample's examples
 //!   whose value is below `−margin`; after the second, every example of `W` whose value is
-//!   below `−leave_margin` (opt-in: [`Screening::leave_margin`]), a wider margin (many examples
+//!   below `−leave_margin` ([`Screening::leave_margin`]), a wider margin (many examples
 //!   that joined on the first round's rough answer are far from a loss at the second's, and
 //!   would otherwise stay in every later LP). Neither happens when fewer than twice the features would stay (the next answer would
 //!   fit them so closely that most other examples joined). An example leaves at most once and
@@ -79,10 +79,9 @@ pub struct Screening {
     /// first round, the first sample's examples below `−margin` leave it (default 0.01).
     pub margin: f64,
     /// After the second round, examples of the working set whose value is below
-    /// `−leave_margin` leave it (at least `margin`; default `f64::INFINITY`: the rounds after
-    /// the first only add). 0.02 makes most last LPs smaller and faster, but 2 of MNIST's 10
-    /// one-against-the-rest LPs then end almost optimal instead of optimal
-    /// (`docs/design/deletion.md`), so it is opt-in.
+    /// `−leave_margin` leave it (at least `margin`; default 0.02, which makes most last LPs
+    /// smaller and faster, `docs/design/deletion.md`; `f64::INFINITY`: the rounds after the
+    /// first only add).
     pub leave_margin: f64,
     /// Largest working set as a fraction of the examples; beyond it the whole LP is solved
     /// (default 0.4: a larger round, and the whole LP after it if screening then gives up,
@@ -107,7 +106,7 @@ impl Default for Screening {
             min_examples: Self::DEFAULT_MIN_EXAMPLES,
             sample_fraction: 1.0 / 16.0,
             margin: 0.01,
-            leave_margin: f64::INFINITY,
+            leave_margin: 0.02,
             max_fraction: 0.4,
             max_rounds: 8,
             early_stop: 1e-3,

@@ -182,12 +182,12 @@ fn examples_far_from_a_loss_leave_after_the_second_round() {
     let data = zero_vs_rest(1);
     assert!(Screening::default().min_examples <= data.len());
     let fit = |s: Screening| diagnostics(s, &data);
-    let only_add = fit(Screening::default());
-    assert_eq!(Screening::default().leave_margin, f64::INFINITY);
-    let leaving = fit(Screening {
-        leave_margin: 0.02,
+    let only_add = fit(Screening {
+        leave_margin: f64::INFINITY,
         ..Screening::default()
     });
+    assert_eq!(Screening::default().leave_margin, 0.02);
+    let leaving = fit(Screening::default());
     let ([a], [l]) = (&only_add.screening[..], &leaving.screening[..]) else {
         panic!("one screened LP each: {only_add:?} {leaving:?}")
     };
