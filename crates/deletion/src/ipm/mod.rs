@@ -47,7 +47,7 @@
 //! ([`DsxSystem::solve_refined`]) when the direct solve is not accurate enough. Near the optimum
 //! that refinement stalls at a relative residual of 1e-7–1e-5 (the rounding floor of computing
 //! `H z` itself), all of it in the dual equation; in the final phase, and whenever the dual
-//! residual is already below the tolerance (an unrefined step would spend it), the direction
+//! residual already meets the tolerance near it (an unrefined step would spend it), the direction
 //! is then refined on the dual equations in the original space (`refine`), which the same
 //! factorisation does to full accuracy because the defect it solves for is small.
 //!

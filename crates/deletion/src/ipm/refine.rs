@@ -32,8 +32,9 @@ pub(super) struct Refinement {
 impl Refinement {
     /// Whether to refine this iteration's direction: the primal residual has converged
     /// (`r_p` is then at rounding level and the direction's error is all in the dual
-    /// equation), and the dual residual lagged before, or it is already within the tolerance
-    /// (an unrefined step would spend it: `(1 − α) dres + α defect`), or the iterate is within
+    /// equation), and the dual residual lagged before, or it already meets the tolerance with
+    /// the gap within [`DsxIpmSettings::keep_dual_within`] times it (an unrefined step would
+    /// spend it: `(1 − α) dres + α defect`), or the iterate is within
     /// [`DsxIpmSettings::refine_within`] times the tolerance of optimal.
     pub(super) fn now(
         &mut self,
@@ -50,7 +51,9 @@ impl Refinement {
         {
             self.sticky = true;
         }
-        self.sticky || dres <= tol || gap.max(dres) <= st.refine_within * tol
+        self.sticky
+            || (dres <= tol && gap <= st.keep_dual_within * tol)
+            || gap.max(dres) <= st.refine_within * tol
     }
 
     /// Records the step just taken (`refined`: along a refined direction).

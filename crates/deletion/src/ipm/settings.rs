@@ -34,13 +34,18 @@ pub struct DsxIpmSettings {
     /// residual of only 1e-7–1e-5, all of it in the dual equation, and the dual residual grew
     /// instead of converging (the "dual residual diverging at the optimum" fallbacks).
     pub dual_refinement: bool,
-    /// Refinement starts once the primal residual has converged and either the dual residual
-    /// is within the tolerance or both the gap and the dual residual are within this many times
-    /// it (default 10) ...
+    /// Refinement starts once the primal residual has converged and both the gap and the dual
+    /// residual are within this many times the tolerance (default 10) ...
     pub refine_within: f64,
     /// ... or from the first iteration whose dual residual exceeds this many times what the
     /// dual step promised, `(1 − α_D)` times the previous one (default 2).
     pub refine_lag: f64,
+    /// ... and at every iterate whose dual residual already meets the tolerance while the gap
+    /// is within this many times it (default 1000): an unrefined step would spend that
+    /// residual (`(1 − α) dres + α defect`). Measuring the defect costs a pass over the data,
+    /// and on LPs whose dual residual meets the tolerance from the first iterations a wider
+    /// window pays it at every iteration.
+    pub keep_dual_within: f64,
     /// Most refinement rounds per direction (default 3); a round is kept only when it halves
     /// the defect of the dual equation.
     pub max_refinements: usize,
@@ -129,6 +134,7 @@ impl Default for DsxIpmSettings {
             dual_refinement: true,
             refine_within: 10.0,
             refine_lag: 2.0,
+            keep_dual_within: 1000.0,
             max_refinements: 3,
             certify_within: 100.0,
             accept_within: 10.0,
@@ -213,6 +219,12 @@ impl DsxIpmSettings {
         rule(
             "refine_within",
             self.refine_within,
+            finite_nonneg,
+            "must be finite and >= 0",
+        )?;
+        rule(
+            "keep_dual_within",
+            self.keep_dual_within,
             finite_nonneg,
             "must be finite and >= 0",
         )?;
@@ -375,6 +387,7 @@ impl DsxIpmSettingsBuilder {
         dual_refinement: bool,
         refine_within: f64,
         refine_lag: f64,
+        keep_dual_within: f64,
         max_refinements: usize,
         certify_within: f64,
         accept_within: f64,
@@ -429,6 +442,7 @@ mod tests {
         assert_eq!(field(b().refine_lag(0.5)), "refine_lag");
         assert_eq!(field(b().refine_within(f64::NAN)), "refine_within");
         assert_eq!(field(b().certify_within(-1.0)), "certify_within");
+        assert_eq!(field(b().keep_dual_within(f64::NAN)), "keep_dual_within");
         assert_eq!(field(b().accept_within(-1.0)), "accept_within");
         assert_eq!(field(b().accept_within(f64::NAN)), "accept_within");
         assert_eq!(field(b().max_iter(Some(0))), "max_iter");
