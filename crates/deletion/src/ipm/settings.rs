@@ -40,7 +40,7 @@ pub struct DsxIpmSettings {
     /// ... or from the first iteration whose dual residual exceeds this many times what the
     /// dual step promised, `(1 − α_D)` times the previous one (default 2).
     pub refine_lag: f64,
-    /// ... and at every iterate whose dual residual already meets the tolerance while the gap
+    /// ... or at every iterate whose dual residual already meets the tolerance while the gap
     /// is within this many times it (default 1000): an unrefined step would spend that
     /// residual (`(1 − α) dres + α defect`). Measuring the defect costs a pass over the data,
     /// and on LPs whose dual residual meets the tolerance from the first iterations a wider
