@@ -16,7 +16,7 @@
 //! `FIRST=k` keeps the first `k` examples of the task (after `per_class`).
 //! `SPARSE=1` stores the task as CSR (LP (4) then drops the zero entries' pairs).
 //! `LOG=1` prints the iteration log on stderr; `START`, `ETA`, `SIGMA`, `MEHR`, `MAXCORR`,
-//! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG`, `ROUNDS`, `CERTIFY` (`certify_within`), `PROUND` (`primal_rounding`) and `STATIC`
+//! `TRIGGER`, `COST`, `BMIN`, `BMAX`, `DELTA`, `REFINE` (0/1), `WITHIN`, `LAG`, `KEEP` (`keep_dual_within`), `ROUNDS`, `CERTIFY` (`certify_within`), `PROUND` (`primal_rounding`) and `STATIC`
 //! override the `DsxIpmSettings` fields of the same meaning; `JITTER=e` multiplies every non-zero
 //! by `1 + e·(u − 1/2)` with `u` from a fixed hash (breaks ties in the data).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -123,6 +123,9 @@ fn main() {
     }
     if let Some(v) = env("LAG") {
         st.refine_lag = v;
+    }
+    if let Some(v) = env("KEEP") {
+        st.keep_dual_within = v;
     }
     if let Some(v) = env("PROUND") {
         st.primal_rounding = v;
