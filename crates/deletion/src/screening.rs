@@ -21,10 +21,10 @@
 //!   value is above `−margin` join `W`;
 //! - examples leave `W` after the first two rounds only: after the first, the sample's examples
 //!   whose value is below `−margin`; after the second, every example of `W` whose value is
-//!   below `−leave_margin` ([`Screening::leave_margin`]), a wider margin (many examples
-//!   that joined on the first round's rough answer are far from a loss at the second's, and
-//!   would otherwise stay in every later LP). Neither happens when fewer than twice the features would stay (the next answer would
-//!   fit them so closely that most other examples joined). An example leaves at most once and
+//!   below `−leave_margin` ([`Screening::leave_margin`]), a wider margin (many examples that
+//!   joined on the first round's rough answer are far from a loss at the second's, and would
+//!   otherwise stay in every later LP). Neither happens when fewer than twice the features
+//!   would stay (the next answer would fit them so closely that most other examples joined). An example leaves at most once and
 //!   later rounds only add, so the rounds cannot cycle (a working set that shrank at every
 //!   round did, on Fashion-MNIST; leaving after every round made USPS 0 against the rest take
 //!   7–8 rounds, `docs/design/deletion.md`).
