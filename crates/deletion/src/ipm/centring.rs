@@ -3,7 +3,6 @@
 //! multiple centrality correctors (Gondzio 1996; Colombo & Gondzio 2008).
 
 use super::DsxIpm;
-use super::parallel::map5;
 use crate::layout::Lp4;
 
 /// Whether Gondzio correctors pay off on `lp`. Each costs one more solve plus one
@@ -64,18 +63,12 @@ impl DsxIpm<'_> {
     }
 
     /// The corrector's complementarity right-hand sides with Mehrotra's second-order term:
-    /// `σμ − x∘z − Δx_aff∘Δz_aff` for every pair (rows, tail, box), `target = σμ`.
+    /// `σμ − x∘z − Δx_aff∘Δz_aff` for every pair, `target = σμ`. Those of the rows and the tail
+    /// are read in that form from the products the predictor's recovery stored (`so_target`);
+    /// the box's and the caps' are computed here.
     pub(super) fn second_order_rhs(&mut self, target: f64) {
-        let (n, t0) = (self.n, self.t0());
-        let p = self.parts;
-        let second_order =
-            |r: &mut f64, x: f64, z: f64, dx: f64, dz: f64| *r = target - x * z - dx * dz;
-        let a = &self.aff;
-        let rows = [&self.s[..], &self.y, &a.s[..self.rows], &a.y[..self.rows]];
-        map5(&self.exec, &p.rows, &mut self.rs, rows, second_order);
-        let tail = [&self.u[t0..], &self.z[t0..], &a.u[t0..], &a.z[t0..]];
-        map5(&self.exec, &p.tail, &mut self.rt[t0..], tail, second_order);
-        for j in 0..n {
+        self.so_target = Some(target);
+        for j in 0..self.n {
             let dw = self.aff.u[j];
             self.rl[j] = target - self.pl[j] * self.zl[j] - dw * self.aff.zl[j];
             self.ru[j] = target - self.pu[j] * self.zu[j] + dw * self.aff.zu[j];
@@ -131,51 +124,62 @@ impl DsxIpm<'_> {
     /// Adds Gondzio's centrality correction to the complementarity right-hand sides: at the
     /// trial step `α̃ = min(1, α + δ)` along the current direction, products outside
     /// `[β_min σμ, β_max σμ]` are pulled back into it (Gondzio 1996; Colombo & Gondzio 2008).
+    /// The box's and the caps' here; the rows' and the tail's in the next right-hand side's
+    /// pass (`centrality`), which reads the same iterate and direction.
     fn centrality_rhs(&mut self, ap: f64, ad: f64, target: f64) {
-        let t0 = self.t0();
-        let n = self.n;
         let st = &self.settings;
-        let tp = (ap + st.corrector_step_increase).min(1.0);
-        let td = (ad + st.corrector_step_increase).min(1.0);
-        let (lo, hi) = (
-            st.corrector_beta_min * target,
-            st.corrector_beta_max * target,
-        );
-        // clamp into [lo, hi], then cap the decrease at hi (branch-free `if`s, no NaN checks)
-        let corr = |v: f64| {
-            let t = if v < lo {
-                lo
-            } else if v > hi {
-                hi
-            } else {
-                v
-            };
-            let d = t - v;
-            if d < -hi { -hi } else { d }
+        let cen = Centrality {
+            tp: (ap + st.corrector_step_increase).min(1.0),
+            td: (ad + st.corrector_step_increase).min(1.0),
+            lo: st.corrector_beta_min * target,
+            hi: st.corrector_beta_max * target,
         };
         let d = &self.dir;
-        let p = &self.parts;
-        let f = |r: &mut f64, x: f64, dx: f64, z: f64, dz: f64| {
-            *r += corr((x + tp * dx) * (z + td * dz))
-        };
-        map5(
-            &self.exec,
-            &p.rows,
-            &mut self.rs,
-            [&self.s, &d.s[..self.rows], &self.y, &d.y[..self.rows]],
-            f,
-        );
-        let tail = [&self.u[t0..], &d.u[t0..], &self.z[t0..], &d.z[t0..]];
-        map5(&self.exec, &p.tail, &mut self.rt[t0..], tail, f);
-        for j in 0..n {
+        let tp = cen.tp;
+        for j in 0..self.n {
             let dw = tp * d.u[j];
-            self.rl[j] += corr((self.pl[j] + dw) * (self.zl[j] + td * d.zl[j]));
-            self.ru[j] += corr((self.pu[j] - dw) * (self.zu[j] + td * d.zu[j]));
+            self.rl[j] += cen.clamp((self.pl[j] + dw) * (self.zl[j] + cen.td * d.zl[j]));
+            self.ru[j] += cen.clamp((self.pu[j] - dw) * (self.zu[j] + cen.td * d.zu[j]));
         }
         for &i in &self.capped {
             let l = self.lam_index(i);
             let lam = self.u[l] + tp * d.u[l];
-            self.rc[i] += corr((self.cap[i] - lam) * (self.zc[i] + td * d.zc[i]));
+            self.rc[i] += cen.clamp((self.cap[i] - lam) * (self.zc[i] + cen.td * d.zc[i]));
         }
+        self.centrality = Some(cen);
+    }
+}
+
+/// A pending Gondzio correction (`DsxIpm::centrality_rhs`): the trial steps and the target box
+/// `[lo, hi]` of the products.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Centrality {
+    tp: f64,
+    td: f64,
+    lo: f64,
+    hi: f64,
+}
+
+impl Centrality {
+    /// The correction of a product `v` at the trial point: clamped into `[lo, hi]`, its decrease
+    /// capped at `hi` (branch-free `if`s, no NaN checks).
+    #[inline(always)]
+    fn clamp(&self, v: f64) -> f64 {
+        let (lo, hi) = (self.lo, self.hi);
+        let t = if v < lo {
+            lo
+        } else if v > hi {
+            hi
+        } else {
+            v
+        };
+        let d = t - v;
+        if d < -hi { -hi } else { d }
+    }
+
+    /// The correction of the pair `(x, z)` along `(dx, dz)` at the trial steps.
+    #[inline(always)]
+    pub(super) fn corr(&self, x: f64, dx: f64, z: f64, dz: f64) -> f64 {
+        self.clamp((x + self.tp * dx) * (z + self.td * dz))
     }
 }

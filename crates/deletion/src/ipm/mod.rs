@@ -405,9 +405,17 @@ pub(crate) struct DsxIpm<'a> {
     /// `r_d` of `λ_i` and of `ξ_i`, per example.
     rd_lam: Vec<f64>,
     rd_xi: Vec<f64>,
-    // complementarity right-hand sides
+    // complementarity right-hand sides of the rows and the tail: after the predictor, which
+    // writes them in its recovery pass, Mehrotra's second-order products `Δs∘Δy`, `Δu∘Δz` of
+    // the affine direction (`so_target` is then `Some(σμ)`, and the right-hand side read is
+    // `σμ − s∘y − rs`, `σμ − u∘z − rt`: the bits a stored `r_s` would have); after a Gondzio
+    // corrector, the right-hand sides themselves (`so_target` `None`)
     rs: Vec<f64>,
     rt: Vec<f64>,
+    so_target: Option<f64>,
+    /// A Gondzio correction still to be added to `rs`, `rt` (by the next right-hand side's
+    /// pass, `newton_rhs`).
+    centrality: Option<centring::Centrality>,
     rl: Vec<f64>,
     ru: Vec<f64>,
     // directions: affine (predictor) and combined
@@ -416,6 +424,9 @@ pub(crate) struct DsxIpm<'a> {
     // scratch
     /// Per-block scratch of length `n` (dense rows), `PARTS × n`.
     qbufs: Vec<f64>,
+    /// Per-block scratch for one example's affine `Δs`, `Δy` and `Δz` (`recover`), which are
+    /// not stored: `PARTS × 3(n + 2)`.
+    abufs: Vec<f64>,
     /// Per-block accumulators of the `w` part of the right-hand side, `PARTS × n`.
     wacc: Vec<f64>,
     /// `(w, b)` of the iterate with the smallest certified gap so far (`driver`, *Almost
@@ -606,12 +617,15 @@ impl<'a> DsxIpm<'a> {
             rd_xi: z(m),
             rs: z(nrows),
             rt: z(len),
+            so_target: None,
+            centrality: None,
             rl: z(n),
             ru: z(n),
             aff: Dir::new(len, nrows, n, m),
             dir: Dir::new(len, nrows, n, m),
             rhs: z(len),
             qbufs: z(PARTS * n),
+            abufs: z(PARTS * 3 * (n + 2)),
             wacc: z(PARTS * n),
             best_wb: z(n + 1),
             parts: Parts::new(lp),

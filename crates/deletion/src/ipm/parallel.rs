@@ -121,27 +121,3 @@ impl Exec {
 pub(super) fn jobs<J>(next: impl FnMut(usize) -> J) -> [J; PARTS] {
     std::array::from_fn(next)
 }
-
-/// `f(out_k, a_k, b_k, c_k, d_k)` for every `k`, block by block.
-#[allow(clippy::many_single_char_names)]
-pub(super) fn map5(
-    exec: &Exec,
-    bounds: &[usize; PARTS + 1],
-    out: &mut [f64],
-    [a, b, c, d]: [&[f64]; 4],
-    f: impl Fn(&mut f64, f64, f64, f64, f64) + Sync + Send,
-) {
-    let (a, b, c, d) = (
-        parts(a, bounds),
-        parts(b, bounds),
-        parts(c, bounds),
-        parts(d, bounds),
-    );
-    let mut out = parts_mut(out, bounds);
-    let work = jobs(|k| (std::mem::take(&mut out[k]), a[k], b[k], c[k], d[k]));
-    exec.run(work, |(o, a, b, c, d)| {
-        for ((((o, &a), &b), &c), &d) in o.iter_mut().zip(a).zip(b).zip(c).zip(d) {
-            f(o, a, b, c, d);
-        }
-    });
-}
