@@ -477,11 +477,11 @@ fn train_screen_from_solves_on_working_sets_and_reports_the_rounds() {
     a.extend(["--screen-sample", "0.25"]);
     let t = ok_json(&a);
     assert!(t["screening_rounds"].as_f64().unwrap() >= 1.0, "{t}");
-    // a first sample of half the examples is over the working set's limit: screening gives up
-    // and the whole LP answers, which the JSON and the text say (not a fallback: the same
-    // solver answered)
+    // a first sample over half the examples (0.75: every example, `k = round(1/0.75) = 1`) is
+    // over the working set's limit: screening gives up and the whole LP answers, which the JSON
+    // and the text say (not a fallback: the same solver answered)
     let mut a = args("100");
-    a.extend(["--screen-sample", "0.5"]);
+    a.extend(["--screen-sample", "0.75"]);
     let o = bulwark(&a);
     assert!(o.status.success(), "{o:?}");
     let t: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

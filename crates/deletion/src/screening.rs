@@ -84,8 +84,9 @@ pub struct Screening {
     /// first only add).
     pub leave_margin: f64,
     /// Largest working set as a fraction of the examples; beyond it the whole LP is solved
-    /// (default 0.4: a larger round, and the whole LP after it if screening then gives up,
-    /// costs more than a smaller LP saves; `docs/design/deletion.md`).
+    /// (default 0.5: a round on at most half the examples, ended early, costs a fraction of the
+    /// whole LP, which a later give-up adds to it, and saves most of it when it certifies; past
+    /// half it saves little; `docs/design/deletion.md`).
     pub max_fraction: f64,
     /// Most rounds before the whole LP is solved (default 8).
     pub max_rounds: u32,
@@ -107,7 +108,7 @@ impl Default for Screening {
             sample_fraction: 1.0 / 16.0,
             margin: 0.01,
             leave_margin: 0.02,
-            max_fraction: 0.4,
+            max_fraction: 0.5,
             max_rounds: 8,
             early_stop: 1e-3,
         }
