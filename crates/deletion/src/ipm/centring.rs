@@ -177,9 +177,20 @@ impl Centrality {
         if d < -hi { -hi } else { d }
     }
 
-    /// The correction of the pair `(x, z)` along `(dx, dz)` at the trial steps.
+    /// Adds the correction of the pairs `(x, z)` along `(dx, dz)` at the trial steps to their
+    /// right-hand sides `r`; with `SO`, `r` holds the second-order products and becomes
+    /// `target − x∘z − r` plus the correction (`DsxIpm::so_target`).
     #[inline(always)]
-    pub(super) fn corr(&self, x: f64, dx: f64, z: f64, dz: f64) -> f64 {
-        self.clamp((x + self.tp * dx) * (z + self.td * dz))
+    pub(super) fn add_to<const SO: bool>(
+        &self,
+        target: f64,
+        r: &mut [f64],
+        [x, dx, z, dz]: [&[f64]; 4],
+    ) {
+        for (t, r) in r.iter_mut().enumerate() {
+            let c = self.clamp((x[t] + self.tp * dx[t]) * (z[t] + self.td * dz[t]));
+            let base = if SO { target - x[t] * z[t] - *r } else { *r };
+            *r = base + c;
+        }
     }
 }

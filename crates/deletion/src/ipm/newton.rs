@@ -120,24 +120,21 @@ impl DsxIpm<'_> {
                     let vr = a0..a0 + kk + 2;
                     if G {
                         // Gondzio's correction at the trial point along `self.dir` (`centring`)
-                        for t in rr.clone() {
-                            let c = cen.corr(sv[t], dd_s[t], y[t], dd_y[t]);
-                            let r = if SO {
-                                target - sv[t] * y[t] - rs[t]
-                            } else {
-                                rs[t]
-                            };
-                            rs[t] = r + c;
-                        }
-                        for t in vr.clone() {
-                            let c = cen.corr(uv[t], dd_u[t], zt[t], dd_z[t]);
-                            let r = if SO {
-                                target - uv[t] * zt[t] - rt[t]
-                            } else {
-                                rt[t]
-                            };
-                            rt[t] = r + c;
-                        }
+                        let (r, v) = (rr.clone(), vr.clone());
+                        let rows = [
+                            &sv[r.clone()],
+                            &dd_s[r.clone()],
+                            &y[r.clone()],
+                            &dd_y[r.clone()],
+                        ];
+                        cen.add_to::<SO>(target, &mut rs[r], rows);
+                        let tail = [
+                            &uv[v.clone()],
+                            &dd_u[v.clone()],
+                            &zt[v.clone()],
+                            &dd_z[v.clone()],
+                        ];
+                        cen.add_to::<SO>(target, &mut rt[v], tail);
                     }
                     let (rs, y, sv) = (&rs[rr.clone()], &y[rr.clone()], &sv[rr]);
                     let (rt, uv) = (&rt[vr.clone()], &uv[vr.clone()]);
