@@ -2,6 +2,8 @@
 //! rule (Mehrotra's, with a larger exponent once the iterate is nearly feasible) and Gondzio's
 //! multiple centrality correctors (Gondzio 1996; Colombo & Gondzio 2008).
 
+use std::ops::Range;
+
 use super::DsxIpm;
 use crate::layout::Lp4;
 
@@ -177,20 +179,25 @@ impl Centrality {
         if d < -hi { -hi } else { d }
     }
 
-    /// Adds the correction of the pairs `(x, z)` along `(dx, dz)` at the trial steps to their
-    /// right-hand sides `r`; with `SO`, `r` holds the second-order products and becomes
-    /// `target − x∘z − r` plus the correction (`DsxIpm::so_target`).
+    /// Adds the correction of the pairs `(x_t, z_t)` along `(dx_t, dz_t)`, `t` in `range`, at
+    /// the trial steps to their right-hand sides `r_t`; with `SO`, `r_t` holds the second-order
+    /// product and becomes `target − x_t z_t − r_t` plus the correction (`DsxIpm::so_target`).
     #[inline(always)]
     pub(super) fn add_to<const SO: bool>(
         &self,
         target: f64,
+        range: Range<usize>,
         r: &mut [f64],
         [x, dx, z, dz]: [&[f64]; 4],
     ) {
-        for (t, r) in r.iter_mut().enumerate() {
+        for t in range {
             let c = self.clamp((x[t] + self.tp * dx[t]) * (z[t] + self.td * dz[t]));
-            let base = if SO { target - x[t] * z[t] - *r } else { *r };
-            *r = base + c;
+            let base = if SO {
+                target - x[t] * z[t] - r[t]
+            } else {
+                r[t]
+            };
+            r[t] = base + c;
         }
     }
 }
