@@ -85,9 +85,8 @@ pub struct Screening {
     pub leave_margin: f64,
     /// Largest working set as a fraction of the examples; beyond it the whole LP is solved
     /// (default 0.55: a round on about half the examples, ended early, costs a fraction of the
-    /// whole LP, which a later give-up adds to it, and saves most of it when it certifies: the
-    /// two Fashion-MNIST pairs whose third set held just over half the examples certified 1.4
-    /// times faster than the give-up at 0.5, in 58 % of its memory; `docs/design/deletion.md`).
+    /// whole LP, which a later give-up adds to it, and saves most of it when it certifies;
+    /// `docs/design/deletion.md` has the measurements).
     pub max_fraction: f64,
     /// Most rounds before the whole LP is solved (default 8).
     pub max_rounds: u32,
