@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::DsxIpm;
+use super::{DsxIpm, second_order};
 use crate::layout::Lp4;
 
 /// Whether Gondzio correctors pay off on `lp`. Each costs one more solve plus one
@@ -193,7 +193,7 @@ impl Centrality {
         for t in range {
             let c = self.clamp((x[t] + self.tp * dx[t]) * (z[t] + self.td * dz[t]));
             let base = if SO {
-                target - x[t] * z[t] - r[t]
+                second_order(target, x[t], z[t], r[t])
             } else {
                 r[t]
             };

@@ -795,6 +795,13 @@ impl<'a> ExampleRp<'a> {
     }
 }
 
+/// A pair's complementarity right-hand side `σμ − x z − Δx Δz` from the predictor's stored
+/// product `Δx Δz` (`so_target` = `σμ`): the form `rs`, `rt` hold after the predictor.
+#[inline(always)]
+fn second_order(target: f64, x: f64, z: f64, prod: f64) -> f64 {
+    target - x * z - prod
+}
+
 /// The dual residual `(c − Gᵀy − z)` of `α_ij`: `y_a,i − y_b,ij − z_ij` (DSX eq. (4): `α_ij`
 /// has `+1` in the row `b_ij` and `−1` in `a_i`); computed where read, like [`RowsB::rp`].
 #[inline(always)]

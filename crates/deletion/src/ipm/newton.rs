@@ -5,7 +5,7 @@
 use super::kernels::{dot, sum};
 use super::parallel::{PARTS, chunks, jobs, parts, parts_mut};
 use super::step::{max_neg_ratio, max_neg_ratio_div, mx_ratio};
-use super::{Dir, DsxIpm, ExampleRp, rd_alpha};
+use super::{Dir, DsxIpm, ExampleRp, rd_alpha, second_order};
 use crate::error::Result;
 
 impl DsxIpm<'_> {
@@ -147,7 +147,7 @@ impl DsxIpm<'_> {
                 let rp = ExampleRp::new(rows_b, yi, (xs, cx), u_w, uv, sv);
                 let rsv = |t: usize| {
                     if so_read {
-                        target - sv[t] * y[t] - rs[t]
+                        second_order(target, sv[t], y[t], rs[t])
                     } else {
                         rs[t]
                     }
@@ -160,7 +160,7 @@ impl DsxIpm<'_> {
                 };
                 let rtv = |t: usize| {
                     if so_read {
-                        target - uv[t] * zt[t] - rt[t]
+                        second_order(target, uv[t], zt[t], rt[t])
                     } else {
                         rt[t]
                     }
@@ -300,7 +300,7 @@ impl DsxIpm<'_> {
                     if AFF {
                         -y[t] * (1.0 + sb * is)
                     } else if SO {
-                        (target - sv[t] * y[t] - rs[t] - y[t] * sb) * is
+                        (second_order(target, sv[t], y[t], rs[t]) - y[t] * sb) * is
                     } else {
                         (rs[t] - y[t] * sb) * is
                     }
@@ -309,7 +309,7 @@ impl DsxIpm<'_> {
                     if AFF {
                         -z[t] * (1.0 + da * iu)
                     } else if SO {
-                        (target - uv[t] * z[t] - rt[t] - z[t] * da) * iu
+                        (second_order(target, uv[t], z[t], rt[t]) - z[t] * da) * iu
                     } else {
                         (rt[t] - z[t] * da) * iu
                     }
