@@ -518,6 +518,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if args.first().map(String::as_str) == Some("rolr") {
         return crate::rolr_bench::run(args);
     }
+    if args.first().map(String::as_str) == Some("pairs") {
+        return crate::pairs::run(args);
+    }
     if args.first().map(String::as_str) != Some("lp") {
         return Err(USAGE.into());
     }
@@ -990,7 +993,7 @@ pub(crate) fn provenance(root: &Path, args: &[String]) -> String {
 }
 
 /// The 1-minute load average (`/proc/loadavg`; NaN off Linux).
-fn load_average() -> f64 {
+pub(crate) fn load_average() -> f64 {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse().ok())

@@ -6,6 +6,9 @@
 //! - `bench sweep`: the structured IPM over a grid of real image pairs (MNIST, USPS, and
 //!   Fashion-MNIST, installed from Debian's `dataset-fashion-mnist`), written to
 //!   `docs/perf-sweep.md`;
+//! - `bench pairs [--resume] [--only A-B,…] [--render-only]`: LP (4) on every pair of
+//!   Fashion-MNIST classes as `bulwark train` fits it (screening, fallback chain), resumable
+//!   across sittings, written to `docs/perf-pairs.md`;
 //! - `bench guru`: GURU's batch solver and SGD against LIBLINEAR (scikit-learn, installed pinned
 //!   into `target/bench`) on MNIST 0 vs rest and the synthetic MNIST-like case, written to
 //!   `docs/perf-guru.md`;
@@ -27,6 +30,7 @@
 mod amu_bench;
 mod bench;
 mod guru_bench;
+mod pairs;
 mod reproduce;
 mod rolr_bench;
 mod smo_bench;
@@ -36,7 +40,7 @@ mod tidy;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask <ci|tidy|bench lp|reproduce>\n  ci    fmt --check, clippy -D warnings, cargo test --workspace\n  tidy  check repository rules (descriptions, READMEs, no printing in libraries)\n  bench lp [--no-highs] [--no-mnist] [--clarabel]  LP (4) benchmark on real (spambase) and synthetic data against HiGHS and Clarabel at equal thread counts, written to docs/perf.md\n  bench sweep [--no-fashion]  the structured IPM over real image pairs, iterations and failures, written to docs/perf-sweep.md\n  bench guru  GURU's batch solver and SGD against LIBLINEAR (scikit-learn) on MNIST 0 vs rest and a synthetic MNIST-like case, written to docs/perf-guru.md\n  bench smo [--render-only]  the kernel SVM (SMO) against LIBSVM (scikit-learn SVC) on Ionosphere, USPS 3v5, MNIST 0 vs rest and a synthetic case, and KEN-GURU's step cost, written to docs/perf-smo.md (--render-only: the page again from the last run's results)\n  bench rolr [--render-only]  RoLR's solver against clarabel on the same SOCP (m = 100 000, p = 100 synthetic; MNIST 0 vs rest), written to docs/perf-rolr.md (--render-only: the page from the cases the last run finished)\n  bench amu [--no-fashion] [--render-only]  A_mu (KLS 2009) at m = 100 000, n = 784 on the unit ball and on Fashion-MNIST, 10 % coordinated pull, two threads, against the direct algorithm, written to docs/perf-amu.md\n  reproduce [--quick|--full] [--only NAME] [--stop-after MINUTES]  the papers' tables and figures, written to docs/results/";
+const USAGE: &str = "usage: cargo xtask <ci|tidy|bench lp|reproduce>\n  ci    fmt --check, clippy -D warnings, cargo test --workspace\n  tidy  check repository rules (descriptions, READMEs, no printing in libraries)\n  bench lp [--no-highs] [--no-mnist] [--clarabel]  LP (4) benchmark on real (spambase) and synthetic data against HiGHS and Clarabel at equal thread counts, written to docs/perf.md\n  bench sweep [--no-fashion]  the structured IPM over real image pairs, iterations and failures, written to docs/perf-sweep.md\n  bench pairs [--resume] [--only A-B,...] [--render-only]  LP (4) on all 45 Fashion-MNIST class pairs as `bulwark train` fits them (hours; resumable: finished pairs kept in target/bench/pairs.jsonl), written to docs/perf-pairs.md\n  bench guru  GURU's batch solver and SGD against LIBLINEAR (scikit-learn) on MNIST 0 vs rest and a synthetic MNIST-like case, written to docs/perf-guru.md\n  bench smo [--render-only]  the kernel SVM (SMO) against LIBSVM (scikit-learn SVC) on Ionosphere, USPS 3v5, MNIST 0 vs rest and a synthetic case, and KEN-GURU's step cost, written to docs/perf-smo.md (--render-only: the page again from the last run's results)\n  bench rolr [--render-only]  RoLR's solver against clarabel on the same SOCP (m = 100 000, p = 100 synthetic; MNIST 0 vs rest), written to docs/perf-rolr.md (--render-only: the page from the cases the last run finished)\n  bench amu [--no-fashion] [--render-only]  A_mu (KLS 2009) at m = 100 000, n = 784 on the unit ball and on Fashion-MNIST, 10 % coordinated pull, two threads, against the direct algorithm, written to docs/perf-amu.md\n  reproduce [--quick|--full] [--only NAME] [--stop-after MINUTES]  the papers' tables and figures, written to docs/results/";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

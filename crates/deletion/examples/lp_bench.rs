@@ -16,7 +16,8 @@
 //! stderr, `LP_BENCH_REPEAT=k` solves `k` times. The real image cases (`LP_BENCH_FASHION` names
 //! Fashion-MNIST's training images): `fashion-0v6`, `fashion-0-vs-rest`, and
 //! `fashion-0-vs-rest-screened` (the same LP with example screening at its defaults, as
-//! `bulwark train` solves it).
+//! `bulwark train` solves it); and `fashion-A-B` for any two classes `A ≠ B` in `0..=9`, with
+//! example screening at its defaults (`cargo xtask bench pairs` runs all 45).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a benchmark runner reports on stdout (log: stderr)
 
@@ -134,6 +135,14 @@ fn xtdx_seconds(m: usize, n: usize, reps: usize) -> f64 {
 }
 
 /// A JSON string literal (quotes, backslashes and control characters escaped).
+/// `fashion-A-B` with two different classes `A`, `B` in `0..=9`: `(A, B)`.
+fn fashion_pair(case: &str) -> Option<(u8, u8)> {
+    let rest = case.strip_prefix("fashion-")?;
+    let (a, b) = rest.split_once('-')?;
+    let (a, b) = (a.parse::<u8>().ok()?, b.parse::<u8>().ok()?);
+    (a <= 9 && b <= 9 && a != b).then_some((a, b))
+}
+
 fn json_str(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 2);
     o.push('"');
@@ -222,7 +231,7 @@ fn main() {
             "usage: lp_bench <case> [<out.json>] [<lp.mps>]\n\
              cases: dense-1000x100, mnist-like-10000x784, mnist-like-2000x784, spambase, dense-MxN, \
              sparse-MxN-DENSITY, fashion-0v6 (T-shirt vs shirt), fashion-0-vs-rest, \
-             fashion-0-vs-rest-screened\n\
+             fashion-0-vs-rest-screened, fashion-A-B (classes A and B, screening at its defaults)\n\
              env: LP_BENCH_LOG=1 (iteration log on stderr), LP_BENCH_REPEAT=k, LP_BENCH_MPS_ONLY=1, \
              LP_BENCH_FASHION=train-images-idx3-ubyte.gz (the fashion cases), \
              LP_BENCH_TIME_LIMIT=seconds (each solver attempt), LP_BENCH_NO_FALLBACK=1"
@@ -242,6 +251,7 @@ fn main() {
         "fashion-0v6" | "fashion-0-vs-rest" | "fashion-0-vs-rest-screened" => {
             (0, 0, 0.0, true, 50.0)
         }
+        other if fashion_pair(other).is_some() => (0, 0, 0.0, true, 50.0),
         other => {
             // `dense-MxN` / `sparse-MxN-DENSITY`: other shapes of the same generator
             let parts: Vec<&str> = other.split(['-', 'x']).collect();
@@ -272,6 +282,10 @@ fn main() {
         let (d, source) = fashion(&BinaryTask::Positive("0".into()));
         let source = format!("{source}; example screening (the defaults of `bulwark train`)");
         (d, source)
+    } else if let Some((a, b)) = fashion_pair(case) {
+        let (d, source) = fashion(&BinaryTask::Pair(a.to_string(), b.to_string()));
+        let source = format!("{source}; example screening (the defaults of `bulwark train`)");
+        (d, source)
     } else {
         (
             instance(m, n, density, nonneg, 2026),
@@ -300,11 +314,13 @@ fn main() {
         .backend(LpBackend::Structured);
     // the screened case: example screening at its defaults (on from 10 000 examples, as
     // `bulwark train` has it); the other cases measure the whole LP (`--no-screening`)
-    params = params.screening(if case == "fashion-0-vs-rest-screened" {
-        Screening::default()
-    } else {
-        Screening::off()
-    });
+    params = params.screening(
+        if case == "fashion-0-vs-rest-screened" || fashion_pair(case).is_some() {
+            Screening::default()
+        } else {
+            Screening::off()
+        },
+    );
     // LP_BENCH_NO_FALLBACK=1: the structured IPM alone (its failure is the runner's error)
     if std::env::var_os("LP_BENCH_NO_FALLBACK").is_some() {
         params = params.fallback(false);
@@ -400,7 +416,7 @@ fn main() {
     let iters = fitted.report.iterations.unwrap_or(0);
     let xtdx = xtdx_seconds(m, n, 3);
     let json = format!(
-        "{{\"case\":\"{case}\",\"data\":{},\"solver\":{},\"fallbacks\":{},\"budget\":{budget},\"c\":{c},\"values\":\"uniform\",\"converged\":{},\"cpu_seconds\":{cpu_seconds:.3},\"cpu_per_wall\":{:.3},\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{},\"refinements\":{},\"screening_rounds\":{}}}",
+        "{{\"case\":\"{case}\",\"data\":{},\"solver\":{},\"fallbacks\":{},\"budget\":{budget},\"c\":{c},\"values\":\"uniform\",\"converged\":{},\"cpu_seconds\":{cpu_seconds:.3},\"cpu_per_wall\":{:.3},\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{},\"refinements\":{},\"screening_rounds\":{},\"screening_gave_up\":{},\"screening_ended_early\":{},\"dual_repaired_from\":{}}}",
         json_str(&source),
         json_str(&solver),
         json_str(&fallbacks),
@@ -438,6 +454,24 @@ fn main() {
             .get("screening_rounds")
             .copied()
             .unwrap_or(0.0),
+        fitted
+            .report
+            .details
+            .get("screening_gave_up")
+            .copied()
+            .unwrap_or(0.0),
+        fitted
+            .report
+            .details
+            .get("screening_ended_early")
+            .copied()
+            .unwrap_or(0.0),
+        // JSON has no NaN: null when the iterate's own dual point was certified
+        fitted
+            .report
+            .details
+            .get("dual_repaired_from")
+            .map_or_else(|| "null".to_string(), |r| format!("{r:.3e}")),
     );
     std::fs::write(&out, &json).unwrap();
     println!("{json}");
