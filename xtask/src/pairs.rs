@@ -7,8 +7,10 @@
 //! The runner is `bulwark-deletion`'s `lp_bench` example (case `fashion-A-B`), one process per
 //! pair on every core, so each peak RSS is that pair's; Fashion-MNIST is installed as for
 //! `bench sweep`. All 45 take hours on two cores, so the run can be split into sittings: every
-//! finished pair is appended to `target/bench/pairs.jsonl` with the commit it ran at, `--resume`
-//! runs only the pairs not there yet, `--only 0-6,2-4` runs (or reruns) the pairs named, and
+//! finished pair is appended to `docs/perf-pairs.jsonl` with the commit it ran at (committed
+//! beside the page, so a sitting on another machine goes on where the last one stopped). A run
+//! does only the pairs not in that file yet; `--fresh` starts over, `--only 0-6,2-4` runs (or
+//! reruns) the pairs named, `--stop-after MINUTES` starts no pair after that many minutes, and
 //! `--render-only` writes the page from the file as it is. The page says how many of the 45 it
 //! holds.
 
@@ -65,22 +67,32 @@ fn parse_pair(s: &str) -> Result<String, String> {
 /// The options of `bench pairs`.
 #[derive(Debug, PartialEq)]
 struct Options {
-    resume: bool,
+    fresh: bool,
     render_only: bool,
+    stop_after: Option<f64>,
     only: Option<Vec<String>>,
 }
 
 fn options(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
-        resume: false,
+        fresh: false,
         render_only: false,
+        stop_after: None,
         only: None,
     };
     let mut it = args.iter().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--resume" => o.resume = true,
+            "--fresh" => o.fresh = true,
             "--render-only" => o.render_only = true,
+            "--stop-after" => {
+                let m = it
+                    .next()
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .filter(|m| *m >= 0.0)
+                    .ok_or("`--stop-after` needs a number of minutes ≥ 0")?;
+                o.stop_after = Some(m);
+            }
             "--only" => {
                 let list = it
                     .next()
@@ -101,7 +113,9 @@ fn pair_of(line: &str) -> Option<String> {
 pub fn run(args: &[String]) -> Result<(), String> {
     let opts = options(args)?;
     let root = project_root();
-    let files = BenchFiles::new(&root, "pairs")?;
+    let mut files = BenchFiles::new(&root, "pairs")?;
+    // the finished pairs are kept beside the page (module docs)
+    files.results = root.join("docs/perf-pairs.jsonl");
     let render = |files: &BenchFiles| -> Result<(), String> {
         let lines = files.results()?;
         files.write_page(&render(&lines, &provenance(&root, args)))
@@ -117,15 +131,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .collect();
     let todo: Vec<String> = match &opts.only {
         Some(list) => list.clone(),
-        None if opts.resume => all_pairs()
-            .into_iter()
-            .filter(|p| !done.contains(p))
-            .collect(),
-        None => {
-            // a fresh run of all 45
+        None if opts.fresh => {
             let _ = std::fs::remove_file(&files.results);
             all_pairs()
         }
+        None => all_pairs()
+            .into_iter()
+            .filter(|p| !done.contains(p))
+            .collect(),
     };
     // (a rerun of a pair replaces its line)
     if opts.only.is_some() {
@@ -147,6 +160,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let started = Instant::now();
     for (k, pair) in todo.iter().enumerate() {
         let elapsed = started.elapsed().as_secs_f64();
+        if opts.stop_after.is_some_and(|m| elapsed >= 60.0 * m) {
+            println!(
+                "stopped after {:.0} min with {} pair(s) left; run the same command again to go on",
+                elapsed / 60.0,
+                todo.len() - k
+            );
+            break;
+        }
         let eta = if k == 0 {
             String::new()
         } else {
@@ -247,7 +268,7 @@ fn render(lines: &str, provenance: &str) -> String {
          attempt limited to 1800 s, every core. Issue 20's acceptance: every pair solved by the \
          structured IPM within its iteration limit, with no fallback. A screening that gives up \
          is not a fallback: the same solver then answers the whole LP. Rows may come from \
-         different sittings (`--resume`); each names its commit and the load average before \
+         different sittings (a run does the pairs not yet done); each names its commit and the load average before \
          and after it, since seconds compare only between runs on an otherwise idle machine.\n\n",
     );
     let count = |a: Answer| rows.iter().filter(|l| answer(l) == a).count();
@@ -299,7 +320,7 @@ fn render(lines: &str, provenance: &str) -> String {
     if !missing.is_empty() {
         let _ = writeln!(
             md,
-            "Not yet run ({}; `cargo xtask bench pairs --resume` runs them): {}.\n",
+            "Not yet run ({}; `cargo xtask bench pairs` runs them): {}.\n",
             missing.len(),
             missing.join(", ")
         );
@@ -390,9 +411,16 @@ mod tests {
     #[test]
     fn options_are_checked() {
         let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let o = options(&args(&["pairs", "--only", "6-0,2-4", "--resume"])).unwrap();
+        let o = options(&args(&["pairs", "--only", "6-0,2-4", "--fresh"])).unwrap();
         assert_eq!(o.only, Some(vec!["0-6".into(), "2-4".into()]));
-        assert!(o.resume && !o.render_only);
+        assert!(o.fresh && !o.render_only);
+        assert_eq!(
+            options(&args(&["pairs", "--stop-after", "90"]))
+                .unwrap()
+                .stop_after,
+            Some(90.0)
+        );
+        assert!(options(&args(&["pairs", "--stop-after", "-1"])).is_err());
         assert!(options(&args(&["pairs", "--only"])).is_err());
         assert!(options(&args(&["pairs", "--fast"])).is_err());
     }
