@@ -15,11 +15,12 @@
 //! holds.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use crate::bench::{BenchFiles, cargo, load_average, num, provenance, text};
+use crate::bench::{BenchFiles, cargo, commit, load_average, num, provenance, text};
 use crate::project_root;
 use crate::sweep::fashion_mnist;
 
@@ -150,13 +151,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             .collect();
         std::fs::write(&files.results, kept).map_err(|e| e.to_string())?;
     }
-    let commit = Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
-        .current_dir(&root)
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into());
+    let commit = commit(&root);
     let started = Instant::now();
     for (k, pair) in todo.iter().enumerate() {
         let elapsed = started.elapsed().as_secs_f64();
@@ -183,10 +178,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
             elapsed / 60.0
         );
         let line = run_pair(&root, &files, &fashion, pair, &commit);
-        let mut all = std::fs::read_to_string(&files.results).unwrap_or_default();
-        all.push_str(&line);
-        all.push('\n');
-        std::fs::write(&files.results, all).map_err(|e| e.to_string())?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&files.results)
+            .and_then(|mut f| writeln!(f, "{line}"))
+            .map_err(|e| format!("{}: {e}", files.results.display()))?;
     }
     render(&files)
 }
@@ -243,10 +240,15 @@ enum Answer {
     None,
 }
 
+/// Whether a results line's answer converged.
+fn converged(l: &str) -> bool {
+    l.contains("\"converged\":true")
+}
+
 fn answer(l: &str) -> Answer {
     let solver = text(l, "solver").unwrap_or_default();
     let fallbacks = text(l, "fallbacks").unwrap_or_default();
-    let converged = l.contains("\"converged\":true");
+    let converged = converged(l);
     if text(l, "runner_failed").is_some() || text(l, "error").is_some() {
         Answer::None
     } else if solver == "dsx-ipm" && fallbacks.is_empty() && converged {
@@ -364,11 +366,7 @@ fn render(lines: &str, provenance: &str) -> String {
             md,
             "| {names} | {solver} | {} | {} | {screening} | {} | {:.1} | {:.0} | {:.1} | {repaired} | {} | {:.1} / {:.1} |",
             text(l, "fallbacks").unwrap_or_default().replace('|', "/"),
-            if l.contains("\"converged\":true") {
-                "yes"
-            } else {
-                "no"
-            },
+            if converged(l) { "yes" } else { "no" },
             num(l, "iterations"),
             num(l, "seconds"),
             num(l, "peak_rss_mib"),

@@ -134,7 +134,6 @@ fn xtdx_seconds(m: usize, n: usize, reps: usize) -> f64 {
     best
 }
 
-/// A JSON string literal (quotes, backslashes and control characters escaped).
 /// `fashion-A-B` with two different classes `A`, `B` in `0..=9`: `(A, B)`.
 fn fashion_pair(case: &str) -> Option<(u8, u8)> {
     let rest = case.strip_prefix("fashion-")?;
@@ -143,6 +142,7 @@ fn fashion_pair(case: &str) -> Option<(u8, u8)> {
     (a <= 9 && b <= 9 && a != b).then_some((a, b))
 }
 
+/// A JSON string literal (quotes, backslashes and control characters escaped).
 fn json_str(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 2);
     o.push('"');
