@@ -56,7 +56,9 @@ fn write_mps(p: &LpProblem, path: &str) -> std::io::Result<()> {
     writeln!(f, "COLUMNS")?;
     let a = p.matrix();
     for j in 0..p.num_vars() {
-        if p.objective()[j] != 0.0 {
+        // a column with no entry (a feature that is zero in every example) is declared by its
+        // objective entry, even a zero one: readers refuse bounds of a column COLUMNS never named
+        if p.objective()[j] != 0.0 || a.col_ptr[j] == a.col_ptr[j + 1] {
             writeln!(f, " c{j} obj {:e}", p.objective()[j])?;
         }
         for k in a.col_ptr[j]..a.col_ptr[j + 1] {
