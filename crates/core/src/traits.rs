@@ -82,6 +82,11 @@ pub struct FitReport {
     /// and `reached` are.
     #[serde(skip)]
     pub stopped: Option<String>,
+    /// How an interior-point method solved its normal equations (`feature-space`,
+    /// `example-space`, `sparse-ldl`: the DSX LP's cost model or a forced method), when the
+    /// learner has them. Not stored in model files, like `stopped`.
+    #[serde(skip)]
+    pub normal_equations: Option<String>,
     /// Learner-specific figures (duality gap, residuals, …).
     pub details: BTreeMap<String, f64>,
 }

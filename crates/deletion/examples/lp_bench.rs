@@ -93,6 +93,15 @@ fn write_mps(p: &LpProblem, path: &str) -> std::io::Result<()> {
     writeln!(f, "ENDATA")
 }
 
+/// `x` with `digits` decimals, or `null` when it is not finite (JSON has no NaN).
+fn json_num(x: f64, digits: usize) -> String {
+    if x.is_finite() {
+        format!("{x:.digits$}")
+    } else {
+        "null".to_string()
+    }
+}
+
 /// `(steal, total)` CPU ticks of all cores from `/proc/stat` (Linux; `None` elsewhere).
 fn cpu_ticks() -> Option<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
@@ -266,6 +275,14 @@ fn main() {
                     true,
                     50.0,
                 ),
+                // `zipf-MxN-LEN`: Zipf word counts, documents of mean length LEN draws, N = 5
+                ["zipf", m, n, len] => (
+                    m.parse().unwrap(),
+                    n.parse().unwrap(),
+                    -len.parse::<f64>().unwrap(),
+                    true,
+                    5.0,
+                ),
                 _ => panic!("unknown case {other}"),
             }
         }
@@ -288,6 +305,24 @@ fn main() {
         let (d, source) = fashion(&BinaryTask::Pair(a.to_string(), b.to_string()));
         let source = format!("{source}; example screening (the defaults of `bulwark train`)");
         (d, source)
+    } else if density < 0.0 {
+        (
+            instance::text_instance(
+                m,
+                n,
+                -density,
+                1.0,
+                std::env::var("LP_BENCH_SEED")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(2026),
+            ),
+            format!(
+                "synthetic text (seeded generator, seed 2026): Zipf word frequencies (exponent 1), \
+                 documents of mean length {} draws, word counts",
+                -density
+            ),
+        )
     } else {
         (
             instance(m, n, density, nonneg, 2026),
@@ -323,6 +358,16 @@ fn main() {
             Screening::off()
         },
     );
+    // LP_BENCH_NORMAL=feature-space|example-space|sparse-ldl: force the normal equations' method
+    if let Ok(m) = std::env::var("LP_BENCH_NORMAL") {
+        let method = bulwark_deletion::NormalEquations::from_name(&m)
+            .unwrap_or_else(|| panic!("LP_BENCH_NORMAL={m}: not a method"));
+        let s = bulwark_deletion::DsxIpmSettings::builder()
+            .normal_equations(method)
+            .build()
+            .unwrap();
+        params = params.ipm_settings(s);
+    }
     // LP_BENCH_NO_FALLBACK=1: the structured IPM alone (its failure is the runner's error)
     if std::env::var_os("LP_BENCH_NO_FALLBACK").is_some() {
         params = params.fallback(false);
@@ -416,9 +461,15 @@ fn main() {
     }
     let rss = rss::peak_mib();
     let iters = fitted.report.iterations.unwrap_or(0);
-    let xtdx = xtdx_seconds(m, n, 3);
+    // one dense XᵀDX is the yardstick of the dense shapes; on text shapes (a dense n × n of
+    // 3 GB at n = 20 000) it measures nothing the solver does
+    let xtdx = if n <= 4096 {
+        xtdx_seconds(m, n, 3)
+    } else {
+        f64::NAN
+    };
     let json = format!(
-        "{{\"case\":\"{case}\",\"data\":{},\"solver\":{},\"fallbacks\":{},\"budget\":{budget},\"c\":{c},\"values\":\"uniform\",\"converged\":{},\"cpu_seconds\":{cpu_seconds:.3},\"cpu_per_wall\":{:.3},\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{xtdx:.5},\"iteration_over_xtdx\":{:.3},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{},\"refinements\":{},\"screening_rounds\":{},\"screening_gave_up\":{},\"screening_ended_early\":{},\"dual_repaired_from\":{}}}",
+        "{{\"case\":\"{case}\",\"data\":{},\"solver\":{},\"fallbacks\":{},\"budget\":{budget},\"c\":{c},\"values\":\"uniform\",\"converged\":{},\"cpu_seconds\":{cpu_seconds:.3},\"cpu_per_wall\":{:.3},\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{},\"iteration_over_xtdx\":{},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{},\"refinements\":{},\"screening_rounds\":{},\"screening_gave_up\":{},\"screening_ended_early\":{},\"dual_repaired_from\":{},\"normal_equations\":{}}}",
         json_str(&source),
         json_str(&solver),
         json_str(&fallbacks),
@@ -428,7 +479,8 @@ fn main() {
         fitted.report.objective.unwrap_or(f64::NAN),
         fitted.report.details["closed_form_objective"],
         seconds / iters.max(1) as f64,
-        seconds / iters.max(1) as f64 / xtdx,
+        json_num(xtdx, 5),
+        json_num(seconds / iters.max(1) as f64 / xtdx, 3),
         fitted.report.details["lp_vars"],
         fitted.report.details["lp_rows"],
         fitted
@@ -474,6 +526,7 @@ fn main() {
             .details
             .get("dual_repaired_from")
             .map_or_else(|| "null".to_string(), |r| format!("{r:.3e}")),
+        json_str(fitted.report.normal_equations.as_deref().unwrap_or("none")),
     );
     std::fs::write(&out, &json).unwrap();
     println!("{json}");

@@ -43,6 +43,32 @@ pub enum DeletionError {
         /// memory than [`crate::DsxLpParams::fallback_memory`] allows).
         not_started: Option<String>,
     },
+    /// LP (4) does not fit in memory: no method for the structured IPM's normal equations
+    /// fits in what is left of the limit after the method's own vectors (or the forced method
+    /// does not). Nothing large was allocated; the plan names each method's predicted memory
+    /// and time.
+    #[error(
+        "LP (4) on {} examples x {} features ({} stored entries) does not fit in {} ({}): the \
+         structured IPM holds {} of its own, and {}. What can be done: `--algo o2b` (the \
+         cube-projected Perceptron, memory linear in the data), fewer features (e.g. drop rare \
+         ones), fewer training examples, or a larger limit (`memory_limit_mib`)",
+        plan.m, plan.n, plan.nnz,
+        bulwark_linalg::human_bytes(*limit),
+        if *limit_given { "the memory limit given" } else { "the memory the system reports available" },
+        bulwark_linalg::human_bytes(*ipm_bytes),
+        bulwark_linalg::LinalgError::TooLarge { plan: plan.clone() }
+    )]
+    TooLarge {
+        /// The prediction for every method of the normal equations.
+        plan: Box<bulwark_linalg::NormalEquationsPlan>,
+        /// Bytes of the structured IPM's own vectors.
+        ipm_bytes: u64,
+        /// The memory limit (bytes).
+        limit: u64,
+        /// Whether the limit was given ([`crate::DsxIpmSettings::memory_limit`]) rather than
+        /// read from the system.
+        limit_given: bool,
+    },
 }
 
 impl DeletionError {

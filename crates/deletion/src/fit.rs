@@ -26,6 +26,8 @@
 
 use std::time::Instant;
 
+use bulwark_linalg::{NormalEquations, human_bytes};
+
 use bulwark_core::{
     Dataset, Error, FeatureBudget, FitReport, Fitted, LinearModel, ParamGuard, Sign, rng_from_seed,
 };
@@ -49,25 +51,6 @@ const GENERIC_FALLBACK_MAX_VARS: usize = 300_000;
 /// 580 and 2 993 examples × 784: 948 and 866 bytes; MNIST 4/9, 1 991 × 784: 839 bytes), against
 /// about 230 for the structured IPM: the engine builds LP (4) as a general sparse problem.
 const ENGINE_BYTES_PER_PAIR: u64 = 1024;
-
-/// The memory the system reports available (`MemAvailable` of `/proc/meminfo`, Linux), or
-/// `None` where it does not say.
-fn available_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
-/// `bytes` in KiB, MiB or GiB, for messages.
-fn human_bytes(bytes: u64) -> String {
-    let b = bytes as f64;
-    let (unit, name) = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
-        .into_iter()
-        .find(|&(u, _)| bytes >= u)
-        .unwrap_or((1, "bytes"));
-    format!("{:.1} {name}", b / unit as f64)
-}
 
 /// One solver of the chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,6 +126,9 @@ pub(crate) struct Run {
     /// The caller's check of the iterate ended the structured IPM ([`IterateCheck`]): `wb`
     /// is that iterate's, not an answer.
     pub(crate) ended_by_check: bool,
+    /// How the structured linear algebra solved the normal equations (the structured IPM and
+    /// the engine on the structured factorisation; `None` for the generic engines).
+    pub(crate) normal_equations: Option<NormalEquations>,
 }
 
 impl Run {
@@ -237,6 +223,12 @@ pub struct SolveDiagnostics {
     /// none was: the training set was smaller than [`crate::Screening::min_examples`]).
     #[serde(default)]
     pub screening: Vec<ScreeningReport>,
+    /// How the normal equations of the LP that answered were solved (`feature-space`,
+    /// `example-space` or `sparse-ldl`: `bulwark-linalg`'s cost model, or the method forced by
+    /// [`crate::DsxIpmSettings::normal_equations`]); the distinct methods of the chunks joined
+    /// by ` + ` when bagging; `None` when a generic engine answered.
+    #[serde(default)]
+    pub normal_equations: Option<String>,
 }
 
 impl SolveDiagnostics {
@@ -328,6 +320,7 @@ impl DsxLp {
                     refinements: out.refinements,
                     repaired_from: out.repaired_from,
                     ended_by_check: out.ended_by_check,
+                    normal_equations: Some(out.normal_equations),
                 });
             }
             Attempt::Engine {
@@ -361,6 +354,7 @@ impl DsxLp {
             refinements: 0,
             repaired_from: None,
             ended_by_check: false,
+            normal_equations: None,
         })
     }
 
@@ -369,7 +363,7 @@ impl DsxLp {
     /// (`None`: it is started — also where neither is known).
     fn too_big_to_start(&self, next: Attempt, layout: &Lp4<'_>) -> Option<String> {
         let need = next.memory_estimate(layout)?;
-        let limit = self.fallback_memory.or_else(available_memory)?;
+        let limit = self.fallback_memory.or_else(crate::memory::available)?;
         (need > limit).then(|| {
             format!(
                 "{} not started: it would need about {} (about {ENGINE_BYTES_PER_PAIR} bytes per \
@@ -552,8 +546,10 @@ impl DsxLp {
             lp_vars: 0,
             lp_rows: 0,
             screening: Vec::new(),
+            normal_equations: None,
         };
         let mut solvers: Vec<&str> = Vec::new();
+        let mut methods: Vec<&str> = Vec::new();
         for (k, part) in parts.iter().enumerate() {
             let chunk_label = |s: String| {
                 if bagging {
@@ -603,6 +599,11 @@ impl DsxLp {
             if !solvers.contains(&answer.solver) {
                 solvers.push(answer.solver);
             }
+            if let Some(m) = sol.normal_equations
+                && !methods.contains(&m.name())
+            {
+                methods.push(m.name());
+            }
             if sol.status == Status::AlmostOptimal {
                 diag.stopped_short.push(chunk_label(format!(
                     "{}: {}",
@@ -625,6 +626,7 @@ impl DsxLp {
             }
         }
         diag.solver = solvers.join(" + ");
+        diag.normal_equations = (!methods.is_empty()).then(|| methods.join(" + "));
         let model = LinearModel::try_new(w, b)?;
         diag.closed_form_objective =
             budget.mean_worst_case_loss(model.weights(), model.bias(), data)?;
@@ -685,6 +687,7 @@ impl DsxLpParams {
         let p = self.check_ref()?;
         let (model, d) = p.fit_with_progress(data, progress)?;
         let mut report = FitReport::new("lp", d.solver.clone());
+        report.normal_equations = d.normal_equations.clone();
         report.objective = Some(d.objective);
         report.iterations = Some(d.iterations as usize);
         report.seconds = d.seconds;

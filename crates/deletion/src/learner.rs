@@ -9,7 +9,7 @@ use bulwark_core::{
 };
 use bulwark_lp::IterationInfo;
 
-use crate::{DeletionError, DsxIpmSettings, DsxLpParams, LpBackend, Screening};
+use crate::{DeletionError, DsxIpmSettings, DsxLpParams, LpBackend, NormalEquations, Screening};
 
 /// DSX LP (4), solved by the structured interior-point method (with the fallbacks its report
 /// names).
@@ -113,6 +113,18 @@ impl Learner for LpLearner {
                 help: "a screening round ends at its first iterate within this relative gap when that iterate leaves an example outside the working set with a loss; the last round is solved to the tolerance (default 1e-3; 0: every round to the tolerance)",
             },
             ParamSpec {
+                name: "normal_equations",
+                kind: ParamKind::Text,
+                default: Some("auto"),
+                help: "how the structured IPM solves its normal equations: auto (the cheapest that fits by a cost model), feature-space (dense n x n), example-space (dense 2m x 2m, for more features than examples) or sparse-ldl",
+            },
+            ParamSpec {
+                name: "memory_limit_mib",
+                kind: ParamKind::Count,
+                default: None,
+                help: "most memory (MiB) the structured IPM may hold; a fit that cannot fit ends at once with an error saying what each method would need (default: what the system reports available)",
+            },
+            ParamSpec {
                 name: "fallback_memory_mib",
                 kind: ParamKind::Count,
                 default: None,
@@ -198,9 +210,26 @@ impl Learner for LpLearner {
             ),
         };
         let accept = p.float("accept_within")?;
+        let method = p.text("normal_equations")?;
+        let normal_equations = NormalEquations::from_name(method).ok_or_else(|| {
+            Error::param(
+                "normal_equations",
+                method,
+                "auto, feature-space, example-space or sparse-ldl",
+            )
+        })?;
+        let memory_limit = match p.count_opt("memory_limit_mib")? {
+            None => None,
+            Some(mib) => Some(
+                mib.checked_mul(1 << 20)
+                    .ok_or_else(|| Error::param("memory_limit_mib", mib, "at most 2^44 MiB"))?,
+            ),
+        };
         let settings = DsxIpmSettings::builder()
             .max_iter(ipm_max_iter)
             .accept_within(accept)
+            .normal_equations(normal_equations)
+            .memory_limit(memory_limit)
             .build()
             .map_err(|e| {
                 let bulwark_lp::SettingsError::BadFieldValue {

@@ -7,12 +7,14 @@ pub mod fit;
 pub mod ipm;
 pub mod layout;
 pub mod learner;
+mod memory;
 pub mod oracle;
 pub mod params;
 pub mod screening;
 
 pub use backend::StructuredBackend;
 pub use bulwark_core::FeatureValues;
+pub use bulwark_linalg::{NormalEquations, NormalEquationsPlan};
 pub use error::{DeletionError, Result};
 pub use fdrop::{FdropIpm, FdropIpmSolution, fdrop_objective};
 pub use fit::SolveDiagnostics;

@@ -16,6 +16,12 @@ pub enum Block {
     Example(usize),
     /// The dense Schur complement `S` onto `(w, b)` (pivot = `j` for `w_j`, `n` for `b`).
     Schur,
+    /// The example-space system on `(λ_i, μ′_i)` and `b` (pivot = `2i` for `λ_i`, `2i + 1` for
+    /// `μ′_i`, `2m` for `b`).
+    ExampleSpace,
+    /// The sparse quasi-definite system on `(w, λ, μ′, b)` (pivot = `j` for `w_j`, `n + 2i` for
+    /// `λ_i`, `n + 2i + 1` for `μ′_i`, `n + 2m` for `b`).
+    SparseLdl,
 }
 
 impl fmt::Display for Block {
@@ -26,6 +32,8 @@ impl fmt::Display for Block {
             Block::RankOneDenominator => write!(f, "rank-one denominator"),
             Block::Example(i) => write!(f, "example block {i}"),
             Block::Schur => write!(f, "Schur complement onto (w, b)"),
+            Block::ExampleSpace => write!(f, "example-space system on (λ, μ′, b)"),
+            Block::SparseLdl => write!(f, "sparse system on (w, λ, μ′, b)"),
         }
     }
 }
@@ -89,6 +97,32 @@ pub enum LinalgError {
     /// `solve` was called before a successful `factor`.
     #[error("solve called without a valid factorisation")]
     NotFactored,
+    /// No method for the normal equations fits in the memory limit (or the forced one does not):
+    /// nothing large was allocated. The plan holds every method's predicted memory and time.
+    #[error("{}", too_large_message(.plan))]
+    TooLarge {
+        /// The prediction for every method, with the limit.
+        plan: Box<crate::dsx::NormalEquationsPlan>,
+    },
+}
+
+fn too_large_message(plan: &crate::dsx::NormalEquationsPlan) -> String {
+    use crate::dsx::human_bytes;
+    let limit = plan
+        .limit
+        .map_or_else(|| "no limit".to_string(), human_bytes);
+    let what = match plan.requested {
+        crate::dsx::NormalEquations::Auto => "no method for the normal equations fits".to_string(),
+        forced => format!("the normal-equations method `{forced}` does not fit"),
+    };
+    let each: Vec<String> = plan.estimates.iter().map(|e| e.to_string()).collect();
+    format!(
+        "{what} in {limit} (m = {} examples, n = {} features, {} stored entries): {}",
+        plan.m,
+        plan.n,
+        plan.nnz,
+        each.join("; ")
+    )
 }
 
 /// Crate-local result type.

@@ -6,8 +6,9 @@ pub mod error;
 
 pub use arrow::{ArrowCholesky, ArrowMatrix, ArrowPlusRankOne};
 pub use dsx::{
-    DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, FactorInfo, PairScaling,
-    RefineInfo, RowsRef, SchurKernel,
+    DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, FactorInfo, MethodEstimate,
+    NormalEquations, NormalEquationsPlan, PairScaling, RefineInfo, RowsRef, SchurKernel,
+    human_bytes,
 };
 pub use error::{Block, LinalgError, Result};
 /// Re-export of faer's parallelism setting used in [`DsxSettings::par`].

@@ -164,7 +164,7 @@ pub(crate) fn run(
         let mut obj = json!({
             "algorithm": algo, "missing": policy.as_str(), "solver": r.solver, "converged": r.converged,
             "tolerance": r.tolerance, "reached": r.reached, "fallbacks": r.fallbacks,
-            "stopped": r.stopped,
+            "stopped": r.stopped, "normal_equations": r.normal_equations,
             "objective": r.objective, "iterations": r.iterations, "seconds": r.seconds,
             "training_error": training_error, "model": args.out.display().to_string(),
             "model_kind": fitted.model.kind(),
@@ -189,6 +189,9 @@ pub(crate) fn run(
             train.n_features()
         )?;
         writeln!(out, "solver          {}", r.summary())?;
+        if let Some(m) = &r.normal_equations {
+            writeln!(out, "normal eqs.     {m}")?;
+        }
         if let Some(o) = r.objective {
             writeln!(out, "objective       {o:.10}")?;
         }

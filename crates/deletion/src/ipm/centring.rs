@@ -10,12 +10,15 @@ use crate::layout::Lp4;
 /// Whether Gondzio correctors pay off on `lp`. Each costs one more solve plus one
 /// right-hand-side and one recovery pass over the examples and, tried only after short steps
 /// ([`super::DsxIpmSettings::corrector_trigger`]), saves 10–25 % of the iterations.
-/// Deterministic cost model (the same input always takes the same path): Schur-complement flops
-/// at the measured rates of the kernels (BLAS-3 ≈ 8, blocked sparse scatter ≈ 6 flops per
-/// scalar-pass flop) plus the dense Cholesky, against ≈ 14 passes over the non-zeros per solve;
-/// they are used when that ratio is at least `cost_ratio`
+/// Deterministic cost model (the same input always takes the same path), in units of one
+/// scalar-pass flop: the feature space's Schur-complement flops at the measured rates of the
+/// kernels (BLAS-3 ≈ 8, blocked sparse scatter ≈ 6 flops per scalar-pass flop) plus the dense
+/// Cholesky, or the example space's dense `LDLᵀ` of order `2m + 1`, whichever is cheaper,
+/// against ≈ 14 passes over the non-zeros and two sweeps of that factor per solve. They are
+/// used when that ratio is at least `cost_ratio`
 /// ([`super::DsxIpmSettings::corrector_cost_ratio`]; the measurements behind the default are
-/// in `docs/design/deletion.md`).
+/// in `docs/design/deletion.md`). The model reads the shape only, not the method the normal
+/// equations use, so a forced method takes the same path as the cost model's choice.
 pub(super) fn correctors_pay_off(lp: &Lp4<'_>, cost_ratio: f64) -> bool {
     let (m, n1) = (lp.m() as f64, (lp.n() + 1) as f64);
     let sum_k2: f64 = (0..lp.m())
@@ -25,12 +28,19 @@ pub(super) fn correctors_pay_off(lp: &Lp4<'_>, cost_ratio: f64) -> bool {
         })
         .sum();
     let gemm = lp.dense || 16.0 * sum_k2 >= m * n1 * n1;
-    let factor = if gemm {
+    let passes = 14.0 * lp.nnz() as f64;
+    let feature = if gemm {
         2.0 * m * n1 * n1 / 8.0
     } else {
         2.0 * sum_k2 / 6.0
     } + n1 * n1 * n1 / 24.0;
-    let solve = 14.0 * lp.nnz() as f64 + 2.0 * n1 * n1;
+    let e1 = 2.0 * m + 1.0;
+    let example = e1 * e1 * e1 / 24.0;
+    let (factor, solve) = if feature <= example {
+        (feature, passes + 2.0 * n1 * n1)
+    } else {
+        (example, passes + 2.0 * e1 * e1)
+    };
     factor >= cost_ratio * solve
 }
 

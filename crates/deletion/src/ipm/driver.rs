@@ -324,6 +324,7 @@ impl DsxIpm<'_> {
             reason,
             repaired_from,
             ended_by_check,
+            normal_equations: self.sys.normal_equations(),
         })
     }
 }

@@ -199,11 +199,12 @@ use std::ops::ControlFlow;
 
 use bulwark_core::DeletionScratch;
 use bulwark_linalg::{
-    DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, PairScaling, Par, RowsRef,
+    DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, LinalgError, NormalEquations,
+    PairScaling, Par, RowsRef,
 };
 use bulwark_lp::{IterationInfo, Status};
 
-use crate::error::Result;
+use crate::error::{DeletionError, Result};
 use crate::layout::Lp4;
 use kernels::inf_norm;
 use parallel::{Exec, PARTS, Parts};
@@ -260,6 +261,9 @@ pub struct IpmOutcome {
     /// round, [`crate::Screening::early_stop`]): `wb` is that iterate's, not an answer (status
     /// [`Status::TimeLimit`], which also means cancelled).
     pub ended_by_check: bool,
+    /// How the normal equations were solved (`bulwark-linalg`'s cost model, or the method
+    /// forced by [`DsxIpmSettings::normal_equations`]).
+    pub normal_equations: NormalEquations,
 }
 
 /// Per-iteration progress callback (`Break` stops the solve with status `time_limit`).
@@ -504,6 +508,7 @@ impl<'a> DsxIpm<'a> {
                 epsilon: settings.dynamic_regularization_epsilon,
                 delta: settings.dynamic_regularization_delta,
             }),
+            normal_equations: settings.normal_equations,
             ..DsxSettings::default()
         };
         // dense data: the dense kernels of `DsxSystem` (no column indices, contiguous values)
@@ -539,7 +544,23 @@ impl<'a> DsxIpm<'a> {
         // scaled copy).
         let w_scale = lp.c.min(1.0);
         let c_box = lp.c / w_scale;
-        let sys = DsxSystem::try_borrow_with(rows, w_scale, &lp.y, &lam_v, p_sys, dsx_settings)?;
+        // the memory the normal equations may take: the limit less the method's own vectors
+        let limit = settings.memory_limit.or_else(crate::memory::available);
+        let own = ipm_bytes(lp);
+        let dsx_settings = DsxSettings {
+            memory_limit: limit.map(|l| l.saturating_sub(own)),
+            ..dsx_settings
+        };
+        let sys = DsxSystem::try_borrow_with(rows, w_scale, &lp.y, &lam_v, p_sys, dsx_settings)
+            .map_err(|e| match e {
+                LinalgError::TooLarge { plan } => DeletionError::TooLarge {
+                    plan,
+                    ipm_bytes: own,
+                    limit: limit.unwrap_or(u64::MAX),
+                    limit_given: settings.memory_limit.is_some(),
+                },
+                e => e.into(),
+            })?;
         let (m, n, nnz) = (lp.m(), lp.n(), lp.nnz());
         let len = sys.len();
         let nrows = sys.n_rows();
@@ -577,6 +598,11 @@ impl<'a> DsxIpm<'a> {
                 h_norm = h_norm.max(h.abs());
             }
         }
+        let max_correctors = if centring::correctors_pay_off(lp, settings.corrector_cost_ratio) {
+            settings.max_correctors
+        } else {
+            0
+        };
         let z = |k: usize| vec![0.0; k];
         Ok(Self {
             lp,
@@ -639,11 +665,7 @@ impl<'a> DsxIpm<'a> {
             },
             factor_seconds: 0.0,
             solve_seconds: 0.0,
-            max_correctors: if centring::correctors_pay_off(lp, settings.corrector_cost_ratio) {
-                settings.max_correctors
-            } else {
-                0
-            },
+            max_correctors,
             settings: settings.clone(),
             checked_solve: false,
             clean_factor: false,
@@ -687,6 +709,14 @@ impl<'a> DsxIpm<'a> {
     fn lam_index(&self, i: usize) -> usize {
         self.lp.var_offset(i) + self.lp.support_len(i)
     }
+}
+
+/// Bytes the structured IPM holds on `lp` besides the data and the normal equations: its
+/// iterate, residuals, two directions and the scalings (twelve vectors over the variables,
+/// three over the rows, two per stored entry, and a few per example and feature).
+pub(crate) fn ipm_bytes(lp: &Lp4<'_>) -> u64 {
+    let (len, rows, nnz) = (lp.num_vars() as u64, lp.num_rows() as u64, lp.nnz() as u64);
+    8 * (12 * len + 3 * rows + 2 * nnz + 40 * (lp.m() + lp.n()) as u64)
 }
 
 /// The [`RowsB`] of a [`DsxIpm`]: a struct literal (not a method) borrows the solver's fields

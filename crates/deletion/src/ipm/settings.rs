@@ -5,6 +5,7 @@
 //! `docs/design/deletion.md`. The tolerance, the iteration limit and the time limit of a fit
 //! are set on [`crate::DsxLpParams`] (they also apply to the fallback solvers).
 
+use bulwark_linalg::NormalEquations;
 use bulwark_lp::SettingsError;
 use serde::{Deserialize, Serialize};
 
@@ -121,6 +122,16 @@ pub struct DsxIpmSettings {
     /// LPs with fewer variables keep the per-example passes on the calling thread
     /// (default 40 000). The result is the same bits either way.
     pub parallel_min_vars: usize,
+    /// How each Newton step's reduced system onto `(w, b)` is solved (default `Auto`: the
+    /// cheapest method that fits the memory limit by `bulwark-linalg`'s cost model; an expert
+    /// may force `FeatureSpace`, `ExampleSpace` or `SparseLdl`). Every method gives the same
+    /// iterates up to rounding.
+    pub normal_equations: NormalEquations,
+    /// Most bytes the structured IPM may hold, its vectors and its normal equations together
+    /// (default `None`: the memory the system reports available when the solve starts —
+    /// `MemAvailable` on Linux; elsewhere no limit). The normal-equations method is chosen to
+    /// fit; when none does the solve ends at once with [`crate::DeletionError::TooLarge`].
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for DsxIpmSettings {
@@ -160,6 +171,8 @@ impl Default for DsxIpmSettings {
             dynamic_regularization_epsilon: 1e-14,
             dynamic_regularization_delta: 1e-10,
             parallel_min_vars: 40_000,
+            normal_equations: NormalEquations::Auto,
+            memory_limit: None,
         }
     }
 }
@@ -413,6 +426,8 @@ impl DsxIpmSettingsBuilder {
         dynamic_regularization_epsilon: f64,
         dynamic_regularization_delta: f64,
         parallel_min_vars: usize,
+        normal_equations: NormalEquations,
+        memory_limit: Option<u64>,
     }
 
     /// Validates and returns the settings.

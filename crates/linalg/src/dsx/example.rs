@@ -17,6 +17,17 @@ pub(super) struct ExampleFactor {
     pub(super) p22: f64,
     pub(super) inv_kappa: f64,
     pub(super) inv_theta: f64,
+    /// `s_i`, the arrow pivot of `λ_i` (the quasi-definite system's `λ_i` diagonal).
+    pub(super) s: f64,
+    /// `√ζ_i` and `t_i √ζ_i` (the quasi-definite system's `μ′_i` couplings: `y_i √ζ_i` to `b`,
+    /// `−t_i √ζ_i` to `λ_i`; `augmented`).
+    pub(super) sz: f64,
+    pub(super) tz: f64,
+    /// The parts of `s_i` and `t_i` from the entries whose diagonal term `d_ij` is 0 (a stored
+    /// zero): `ρ_i + δ + Σ φ v² (σ+δ)/Δ` and `Σ φ v/Δ − P_i` over them (only with `pair`;
+    /// `augmented` adds the other entries' parts without cancellation).
+    pub(super) s0: f64,
+    pub(super) t0: f64,
     /// Local index of the variable recovered from row `a_i` in the solve (`NO_REC`: none).
     pub(super) rec: u32,
 }
@@ -30,6 +41,9 @@ pub(super) struct Shared<'a> {
     pub(super) dense: bool,
     pub(super) delta: f64,
     pub(super) gemm: bool,
+    /// The chunk store receives `r1` (the `λ` coupling) instead of `g1`: the example-space and
+    /// sparse methods (`augmented`) keep the quasi-definite couplings `r1`, `g2 = √ζ e`.
+    pub(super) pair: bool,
     pub(super) indptr: &'a [usize],
     pub(super) indices: &'a [usize],
     pub(super) x: &'a [f64],
@@ -73,7 +87,9 @@ impl Work {
 /// Examples `i0..i1`: `inv_delta` starts at `indptr[i0]`, `ex` at `i0`. `g1`, `g2`
 /// receive the two rank-one vectors: for the GEMM kernel (`sh.gemm`) as dense block columns
 /// (`n` rows each, column 0 = example `i0`), for the scatter kernel over the supports, at
-/// `indptr[i] − indptr[i0]` (the chunk store). Returns `acc + Σ τ_i` (summed in order).
+/// `indptr[i] − indptr[i0]` (the chunk store; `r1` instead of `g1` with `sh.pair`, and then
+/// `g3` receives the diagonal terms `d_ij = φ x² (σ+δ)/Δ`; empty otherwise). Returns
+/// `acc + Σ τ_i` (summed in order).
 pub(super) fn factor_range(
     sh: &Shared<'_>,
     sc: &DsxScalings<'_>,
@@ -84,6 +100,7 @@ pub(super) fn factor_range(
     ex: &mut [ExampleFactor],
     g1: &mut [f64],
     g2: &mut [f64],
+    g3: &mut [f64],
     wk: &mut Work,
 ) -> Result<f64> {
     let n = sh.n;
@@ -95,6 +112,12 @@ pub(super) fn factor_range(
         let c = i - i0;
         let out = if sh.gemm {
             GOut::Gemm(&mut g1[c * n..(c + 1) * n], &mut g2[c * n..(c + 1) * n])
+        } else if sh.pair {
+            GOut::Pair(
+                &mut g1[lr.clone()],
+                &mut g2[lr.clone()],
+                &mut g3[lr.clone()],
+            )
         } else {
             GOut::Store(&mut g1[lr.clone()], &mut g2[lr.clone()])
         };
@@ -136,6 +159,9 @@ enum GOut<'a> {
     Gemm(&'a mut [f64], &'a mut [f64]),
     /// The chunk store of the scatter kernel (length `k`, support order).
     Store(&'a mut [f64], &'a mut [f64]),
+    /// The couplings of the quasi-definite methods: `r1`, `g2` and the diagonal terms `d`
+    /// (length `k`, support order).
+    Pair(&'a mut [f64], &'a mut [f64], &'a mut [f64]),
 }
 
 /// Per-example closed form; returns `τ_i = s_i/D_i` (example `i`'s contribution to
@@ -213,6 +239,28 @@ fn factor_example<C: Cols>(
             value: phi[a] + sigma[a] + delta,
         });
     }
+    // (pair mode) the parts of s and t from the entries with d = 0, and the d's themselves
+    let (mut s0, mut t0) = (sc.rho[i] + delta, -pi);
+    let out = match out {
+        GOut::Pair(g1, g2, d) => {
+            for ((((&ph, &sg), &vj), &id), &dga) in phi
+                .iter()
+                .zip(sigma)
+                .zip(vloc)
+                .zip(inv_delta.iter())
+                .zip(dg.iter())
+            {
+                if dga == 0.0 {
+                    let fv = ph * vj * id;
+                    s0 += fv * vj * (sg + delta);
+                    t0 += fv;
+                }
+            }
+            d.copy_from_slice(dg);
+            GOut::Store(g1, g2)
+        }
+        out => out,
+    };
     cols.scatter_add(&mut wk.acc_diag, dg);
     let kap = sc.kappa[i] + delta;
     if !(kap > 0.0) {
@@ -254,6 +302,11 @@ fn factor_example<C: Cols>(
         p22,
         inv_kappa: 1.0 / kap,
         inv_theta: 1.0 / theta,
+        s,
+        sz: zeta.sqrt(),
+        tz: t * zeta.sqrt(),
+        s0,
+        t0,
         rec: if kap < min_piv {
             if theta > kap { (k + 1) as u32 } else { NO_REC }
         } else if theta > min_piv {
@@ -281,7 +334,7 @@ fn factor_example<C: Cols>(
     // S_wb += y (p22 e − p12 r1),  S_bb += p22.
     let (g1, g2, gemm_cols) = match out {
         GOut::Gemm(gc1, gc2) => (&mut wk.kbuf1[..k], &mut wk.kbuf2[..k], Some((gc1, gc2))),
-        GOut::Store(g1, g2) => (g1, g2, None),
+        GOut::Store(g1, g2) | GOut::Pair(g1, g2, _) => (g1, g2, None),
     };
     let wb = &mut wk.kbuf3[..k];
     for ((((((&ph, &sg), &xa), &vj), &id), (g1a, g2a)), wba) in phi
@@ -295,7 +348,7 @@ fn factor_example<C: Cols>(
     {
         let e = ph * yi * (sh.scale * xa) * id;
         let r1 = e * vj * (sg + delta);
-        *g1a = sq_p11 * (r1 + tz * e);
+        *g1a = if sh.pair { r1 } else { sq_p11 * (r1 + tz * e) };
         *g2a = sq_zeta * e;
         *wba = yi * (p22 * e - p12 * r1);
     }

@@ -6,7 +6,7 @@ use faer::linalg::cholesky::ldlt::factor::{
     LdltError, LdltParams, LdltRegularization, cholesky_in_place,
 };
 
-use super::{DsxScalings, DsxSystem, SchurKernel};
+use super::{DsxScalings, DsxSystem, NormalEquations, SchurKernel};
 use crate::error::{Block, LinalgError, Result};
 
 /// What [`DsxSystem::factor`] did.
@@ -17,12 +17,15 @@ pub struct FactorInfo {
     /// Diagonal entries `S_jj` that cancellation pushed below their exact lower bound
     /// `ω_j + δ` and that were reset to it.
     pub clamped_diagonals: usize,
-    /// The kernel used for the Schur complement.
+    /// The kernel used for the Schur complement (feature space).
     pub kernel: SchurKernel,
+    /// The normal-equations method that factored.
+    pub method: NormalEquations,
     /// Flops of the Schur-complement accumulation (the dominant term).
     pub schur_flops: f64,
     /// Smallest and largest diagonal entry of `L` (Cholesky factor of `S`): their squared
-    /// ratio estimates the condition of `S` from below.
+    /// ratio estimates the condition of `S` from below. (Example space: `√|D_r|` of its `LDLᵀ`
+    /// in the system's units; sparse method: NaN, not reported by faer.)
     pub min_pivot: f64,
     /// See `min_pivot`.
     pub max_pivot: f64,
@@ -40,6 +43,24 @@ impl DsxSystem<'_> {
     pub fn factor(&mut self, sc: &DsxScalings<'_>) -> Result<FactorInfo> {
         self.factored = false;
         self.check_scalings(sc)?;
+        if self.method != NormalEquations::FeatureSpace {
+            self.pair_pass(sc)?;
+            let info = if self.method == NormalEquations::ExampleSpace {
+                self.factor_example_space(sc)?
+            } else {
+                self.factor_sparse(sc)?
+            };
+            self.factored = true;
+            return Ok(FactorInfo {
+                regularized_pivots: info.regularized,
+                clamped_diagonals: info.clamped,
+                kernel: self.kernel,
+                method: self.method,
+                schur_flops: self.plan.estimate(self.method).flops.unwrap_or(f64::NAN),
+                min_pivot: info.min_pivot,
+                max_pivot: info.max_pivot,
+            });
+        }
         let clamped = self.form_schur(sc)?;
         let n = self.n;
         let n1 = n + 1;
@@ -141,6 +162,7 @@ impl DsxSystem<'_> {
             regularized_pivots: info.dynamic_regularization_count,
             clamped_diagonals: clamped,
             kernel,
+            method: NormalEquations::FeatureSpace,
             schur_flops,
             min_pivot,
             max_pivot,

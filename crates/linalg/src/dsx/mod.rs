@@ -16,10 +16,12 @@
 // `!(x > 0.0)` is used on purpose: it is also true for NaN, which must be rejected.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+mod augmented;
 mod cols;
 mod example;
 mod factor;
 mod operator;
+mod plan;
 mod refine;
 mod scatter;
 mod schur;
@@ -35,9 +37,11 @@ use std::borrow::Cow;
 use faer::MatRef;
 
 pub use factor::FactorInfo;
+pub use plan::{MethodEstimate, NormalEquationsPlan, human_bytes};
 pub use refine::RefineInfo;
-pub use settings::{DsxSettings, DynamicRegularization, SchurKernel};
+pub use settings::{DsxSettings, DynamicRegularization, NormalEquations, SchurKernel};
 
+use augmented::{Couplings, ExampleSpace, SparseLdl};
 use example::{ExampleFactor, Work};
 use scatter::ScatterPlan;
 
@@ -256,10 +260,19 @@ pub struct DsxSystem<'a> {
     sum_k2: f64,
     settings: DsxSettings,
     kernel: SchurKernel,
+    /// The method the plan chose (never `Auto`).
+    method: NormalEquations,
+    /// Every method's predicted cost and the choice.
+    plan: NormalEquationsPlan,
+    /// The couplings of the quasi-definite methods (example space, sparse), else `None`.
+    couplings: Option<Couplings>,
+    example_space: Option<Box<ExampleSpace>>,
+    sparse: Option<Box<SparseLdl>>,
     // --- factorisation ---
     inv_delta: Vec<f64>,
     ex: Vec<ExampleFactor>,
-    /// Column-major `(n+1)²`: `S`, then its Cholesky factor (lower triangle).
+    /// Column-major `(n+1)²`: `S`, then its Cholesky factor (lower triangle); empty unless the
+    /// method is the feature space.
     s: Vec<f64>,
     /// `1/√S_jj`, the Jacobi scaling of `S` before its factorisation (length `n + 1`).
     jacobi: Vec<f64>,
@@ -373,9 +386,22 @@ impl DsxSystem<'_> {
         self.kernel
     }
 
-    /// Lower triangle of the Cholesky factor `L` of `S` (after a successful factor).
-    pub fn schur_factor(&self) -> MatRef<'_, f64> {
-        MatRef::from_column_major_slice(&self.s, self.n + 1, self.n + 1)
+    /// The normal-equations method in use (never [`NormalEquations::Auto`]).
+    pub fn normal_equations(&self) -> NormalEquations {
+        self.method
+    }
+
+    /// Every method's predicted cost on this system and the choice
+    /// ([`DsxSystem::plan`] before construction).
+    pub fn normal_equations_plan(&self) -> &NormalEquationsPlan {
+        &self.plan
+    }
+
+    /// Lower triangle of the Cholesky factor `L` of `S` (after a successful factor), when the
+    /// method is [`NormalEquations::FeatureSpace`] (`None` otherwise: `S` is never formed).
+    pub fn schur_factor(&self) -> Option<MatRef<'_, f64>> {
+        (self.method == NormalEquations::FeatureSpace)
+            .then(|| MatRef::from_column_major_slice(&self.s, self.n + 1, self.n + 1))
     }
 }
 

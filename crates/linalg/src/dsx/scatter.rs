@@ -52,6 +52,7 @@ impl DsxSystem<'_> {
             dense: self.dense,
             delta: self.settings.static_regularization,
             gemm: false,
+            pair: false,
             indptr: &self.indptr,
             indices: &self.indices,
             x: &self.x,
@@ -287,6 +288,7 @@ impl ExamplePass<'_, '_> {
                 &mut self.ex[a..b],
                 &mut g1[za - nz0..zb - nz0],
                 &mut g2[za - nz0..zb - nz0],
+                &mut [],
                 self.wk,
             )?;
             if b.is_multiple_of(self.group) || b == m {

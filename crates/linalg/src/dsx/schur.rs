@@ -75,6 +75,7 @@ impl DsxSystem<'_> {
             dense: self.dense,
             delta: self.settings.static_regularization,
             gemm: true,
+            pair: false,
             indptr: &self.indptr,
             indices: &self.indices,
             x: &self.x,
@@ -108,20 +109,23 @@ impl DsxSystem<'_> {
                 let (ra, rb) = if split {
                     std::thread::scope(|scope| {
                         let h = scope.spawn(|| {
-                            factor_range(&sh, sc, mid, i1, 0.0, inv_b, ex_b, g1b, g2b, w1)
+                            factor_range(&sh, sc, mid, i1, 0.0, inv_b, ex_b, g1b, g2b, &mut [], w1)
                         });
-                        let ra = factor_range(&sh, sc, i0, mid, 0.0, inv_a, ex_a, g1a, g2a, w0);
+                        let ra =
+                            factor_range(&sh, sc, i0, mid, 0.0, inv_a, ex_a, g1a, g2a, &mut [], w0);
                         (ra, h.join().expect("per-example worker panicked"))
                     })
                 } else {
-                    let ra = factor_range(&sh, sc, i0, mid, 0.0, inv_a, ex_a, g1a, g2a, w0);
-                    let rb = factor_range(&sh, sc, mid, i1, 0.0, inv_b, ex_b, g1b, g2b, w1);
+                    let ra =
+                        factor_range(&sh, sc, i0, mid, 0.0, inv_a, ex_a, g1a, g2a, &mut [], w0);
+                    let rb =
+                        factor_range(&sh, sc, mid, i1, 0.0, inv_b, ex_b, g1b, g2b, &mut [], w1);
                     (ra, rb)
                 };
                 *sbb += ra?;
                 *sbb += rb?;
             } else {
-                *sbb += factor_range(&sh, sc, i0, i1, 0.0, inv, ex, g1, g2, w0)?;
+                *sbb += factor_range(&sh, sc, i0, i1, 0.0, inv, ex, g1, g2, &mut [], w0)?;
             }
             let smat = MatMut::from_column_major_slice_mut(&mut self.s, n1, n1);
             let g2 = MatRef::from_column_major_slice(&self.g2[..n * c], n, c);

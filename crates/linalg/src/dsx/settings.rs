@@ -1,5 +1,5 @@
 //! The options of [`DsxSystem`](super::DsxSystem) ([`DsxSettings`]: regularisation, parallelism,
-//! Schur kernel) and their validation.
+//! Schur kernel, normal-equations method, memory limit) and their validation.
 
 use faer::Par;
 
@@ -24,6 +24,67 @@ pub enum SchurKernel {
     /// summation order per entry is the example order in every mode: the factor is
     /// bit-identical for any `threads` and to the unblocked kernel.
     SparseScatter,
+}
+
+/// How the reduced system onto `(w, b)` of each Newton step is solved: which variables are
+/// eliminated first (`plan`, `dsx-normal-equations.md`). Every method solves the same system,
+/// so the directions agree up to rounding; [`NormalEquations::Auto`] picks the cheapest that fits
+/// the memory limit by a cost model ([`super::NormalEquationsPlan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+pub enum NormalEquations {
+    /// The cost model decides ([`super::NormalEquationsPlan`]).
+    #[default]
+    Auto,
+    /// Feature space: eliminate every example's `(λ_i, μ_i)` corner, form the dense Schur
+    /// complement `S` of order `n + 1` and factor it (DSX eqs. (16)–(21)). Memory `8 (n+1)²`
+    /// bytes, `(n+1)³/3` flops per factorisation plus the forming ([`SchurKernel`]).
+    FeatureSpace,
+    /// Example space: eliminate the diagonal `Ω′` of `w` first (Woodbury), form the dense
+    /// quasi-definite matrix of order `2m + 1` on `(λ_i, μ′_i)` and `b` and factor it by `LDLᵀ`
+    /// with known pivot signs. Memory `8 (2m+1)²` bytes, `(2m+1)³/3` flops per factorisation plus
+    /// `4 Σ_j c_j²` to form it (`c_j`: examples containing feature `j`). The choice when
+    /// `m ≪ n` (text).
+    ExampleSpace,
+    /// The same quasi-definite system with `w` kept, `w`, `(λ_i, μ′_i)` and `b` of order
+    /// `n + 2m + 1`, factored by faer's supernodal sparse `LDLᵀ` in an approximate minimum
+    /// degree order (`b` last): rare features cost nothing, frequent ones form the dense part.
+    SparseLdl,
+}
+
+impl NormalEquations {
+    /// The three methods, in the order reports list them.
+    pub const METHODS: [NormalEquations; 3] = [
+        NormalEquations::FeatureSpace,
+        NormalEquations::ExampleSpace,
+        NormalEquations::SparseLdl,
+    ];
+
+    /// The name used in reports and on the command line (`auto`, `feature-space`,
+    /// `example-space`, `sparse-ldl`).
+    pub fn name(self) -> &'static str {
+        match self {
+            NormalEquations::Auto => "auto",
+            NormalEquations::FeatureSpace => "feature-space",
+            NormalEquations::ExampleSpace => "example-space",
+            NormalEquations::SparseLdl => "sparse-ldl",
+        }
+    }
+
+    /// The method named `name` ([`NormalEquations::name`]), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [NormalEquations::Auto]
+            .into_iter()
+            .chain(Self::METHODS)
+            .find(|m| m.name() == name)
+    }
+}
+
+impl core::fmt::Display for NormalEquations {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Dynamic regularisation of the pivots of `S`, relative to each column's own diagonal: `S` is
@@ -63,6 +124,13 @@ pub struct DsxSettings {
     pub kernel: SchurKernel,
     /// Examples per dense GEMM block (default 256; memory `2 (n+1) · chunk_rows` doubles).
     pub chunk_rows: usize,
+    /// How the reduced system onto `(w, b)` is solved (default [`NormalEquations::Auto`]).
+    pub normal_equations: NormalEquations,
+    /// Most bytes the normal equations may hold (default `None`: no limit). The constructors
+    /// predict each method's memory before allocating anything large ([`super::NormalEquationsPlan`]);
+    /// `Auto` picks among the methods that fit, and when none does (or the forced method does
+    /// not) construction fails with [`LinalgError::TooLarge`](crate::LinalgError::TooLarge).
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for DsxSettings {
@@ -74,6 +142,8 @@ impl Default for DsxSettings {
             threads: 1,
             kernel: SchurKernel::Auto,
             chunk_rows: 256,
+            normal_equations: NormalEquations::Auto,
+            memory_limit: None,
         }
     }
 }

@@ -5,10 +5,16 @@ use std::borrow::Cow;
 
 use faer::linalg::cholesky::ldlt::factor::cholesky_in_place_scratch;
 
+use super::augmented::{Couplings, ExampleSpace, SparseAnalysis, SparseLdl, sparse_analysis};
 use super::example::{ExampleFactor, NO_REC, Work};
+use super::plan::MethodEstimate;
+use super::plan::{self, Pattern};
 use super::scatter::{SCATTER_BAND_DOUBLES, SCATTER_CHUNK_NNZ, SCATTER_PASS_COST, ScatterPlan};
 use super::settings::validate_settings;
-use super::{DsxScalings, DsxSettings, DsxSystem, PairScaling, RowsRef, SchurKernel};
+use super::{
+    DsxScalings, DsxSettings, DsxSystem, NormalEquations, NormalEquationsPlan, PairScaling,
+    RowsRef, SchurKernel,
+};
 use crate::error::{LinalgError, Result, check_finite, check_len, check_nonneg};
 
 /// The validated rows, borrowed from the caller (the dense row pointers are built).
@@ -227,23 +233,44 @@ impl<'a> DsxSystem<'a> {
             p_eff[i] = p - v0i;
         }
         let n1 = n + 1;
-        let kernel = match settings.kernel {
-            SchurKernel::Auto => {
-                if !dense && sum_k2 * 16.0 < (m as f64) * (n1 * n1) as f64 {
-                    SchurKernel::SparseScatter
-                } else {
-                    SchurKernel::DenseGemm
-                }
+        let kernel = resolve_kernel(settings.kernel, dense, sum_k2, m, n);
+        // every method's cost, before anything large is allocated
+        let pattern = Pattern {
+            m,
+            n,
+            nnz,
+            dense,
+            sum_k2,
+            indptr: &indptr,
+            indices: &indices,
+        };
+        let Planned {
+            plan,
+            method,
+            couplings,
+            analysis,
+        } = make_plan(&pattern, kernel, &settings)?;
+        let feature = method == NormalEquations::FeatureSpace;
+        let (couplings, example_space, sparse) = match (couplings, method) {
+            (Some(mut c), NormalEquations::ExampleSpace) => {
+                c.allocate(m);
+                let es = ExampleSpace::new(m, &c);
+                (Some(c), Some(Box::new(es)), None)
             }
-            k => k,
+            (Some(mut c), NormalEquations::SparseLdl) => {
+                c.allocate(m);
+                let sp = analysis.map(|a| Box::new(SparseLdl::new(m, n, a)));
+                (Some(c), None, sp)
+            }
+            _ => (None, None, None),
         };
         let chunk = settings.chunk_rows.min(m);
-        let (g1, g2) = if kernel == SchurKernel::DenseGemm {
+        let (g1, g2) = if feature && kernel == SchurKernel::DenseGemm {
             (vec![0.0; n * chunk], vec![0.0; n * chunk])
         } else {
             (Vec::new(), Vec::new())
         };
-        let scatter = if kernel == SchurKernel::SparseScatter {
+        let scatter = if feature && kernel == SchurKernel::SparseScatter {
             ScatterPlan::new(
                 n,
                 dense,
@@ -257,7 +284,11 @@ impl<'a> DsxSystem<'a> {
         } else {
             ScatterPlan::default()
         };
-        let req = cholesky_in_place_scratch::<f64>(n1, settings.par, Default::default());
+        let req = if feature {
+            cholesky_in_place_scratch::<f64>(n1, settings.par, Default::default())
+        } else {
+            faer::dyn_stack::StackReq::EMPTY
+        };
         // the solve passes' halves: the first example at or past half the non-zeros
         let solve_mid = indptr[..m].partition_point(|&q| 2 * q < nnz);
         Ok(Self {
@@ -277,6 +308,11 @@ impl<'a> DsxSystem<'a> {
             sum_k2,
             settings,
             kernel,
+            method,
+            plan,
+            couplings,
+            example_space,
+            sparse,
             inv_delta: vec![0.0; nnz],
             ex: vec![
                 ExampleFactor {
@@ -285,13 +321,22 @@ impl<'a> DsxSystem<'a> {
                     p22: 0.0,
                     inv_kappa: 0.0,
                     inv_theta: 0.0,
+                    s: 0.0,
+                    sz: 0.0,
+                    tz: 0.0,
+                    s0: 0.0,
+                    t0: 0.0,
                     rec: NO_REC,
                 };
                 m
             ],
-            s: vec![0.0; n1 * n1],
-            jacobi: vec![0.0; n1],
-            signs: vec![1; n1],
+            s: if feature {
+                vec![0.0; n1 * n1]
+            } else {
+                Vec::new()
+            },
+            jacobi: if feature { vec![0.0; n1] } else { Vec::new() },
+            signs: if feature { vec![1; n1] } else { Vec::new() },
             g1,
             g2,
             scatter,
@@ -308,17 +353,25 @@ impl<'a> DsxSystem<'a> {
     /// invalidates the factorisation).
     pub fn set_settings(&mut self, settings: DsxSettings) -> Result<()> {
         validate_settings(&settings)?;
+        if settings.normal_equations != self.settings.normal_equations
+            || settings.memory_limit != self.settings.memory_limit
+        {
+            return Err(LinalgError::InvalidValue {
+                name: "settings.normal_equations",
+                index: 0,
+                value: f64::NAN,
+                reason: "the normal-equations method and the memory limit are chosen at \
+                         construction and cannot change",
+            });
+        }
         let n1 = self.n + 1;
-        let kernel = match settings.kernel {
-            SchurKernel::Auto => {
-                if !self.dense && self.sum_k2 * 16.0 < (self.m as f64) * (n1 * n1) as f64 {
-                    SchurKernel::SparseScatter
-                } else {
-                    SchurKernel::DenseGemm
-                }
-            }
-            k => k,
-        };
+        let kernel = resolve_kernel(settings.kernel, self.dense, self.sum_k2, self.m, self.n);
+        if self.method != NormalEquations::FeatureSpace {
+            self.kernel = kernel;
+            self.settings = settings;
+            self.factored = false;
+            return Ok(());
+        }
         let chunk = settings.chunk_rows.min(self.m);
         if kernel == SchurKernel::DenseGemm {
             self.g1.resize(self.n * chunk, 0.0);
@@ -369,4 +422,101 @@ impl<'a> DsxSystem<'a> {
         check_nonneg("kappa", s.kappa)?;
         Ok(())
     }
+}
+
+/// The feature space's Schur kernel for `Auto`: the scatter kernel when `16 Σ_i |S_i|² <
+/// m (n+1)²` (sparse rows).
+fn resolve_kernel(
+    kernel: SchurKernel,
+    dense: bool,
+    sum_k2: f64,
+    m: usize,
+    n: usize,
+) -> SchurKernel {
+    let n1 = (n + 1) as f64;
+    match kernel {
+        SchurKernel::Auto => {
+            if !dense && sum_k2 * 16.0 < (m as f64) * n1 * n1 {
+                SchurKernel::SparseScatter
+            } else {
+                SchurKernel::DenseGemm
+            }
+        }
+        k => k,
+    }
+}
+
+/// What [`make_plan`] decided, with the structures it built on the way (the column map, and
+/// the sparse analysis when it was done).
+struct Planned {
+    plan: NormalEquationsPlan,
+    method: NormalEquations,
+    couplings: Option<Couplings>,
+    analysis: Option<SparseAnalysis>,
+}
+
+/// The cost model ([`plan`]): the dense methods from the shape, the sparse one from its
+/// symbolic analysis when it is forced, or when the dense methods would cost more than the
+/// analysis or do not fit. `TooLarge` when nothing fits.
+fn make_plan(p: &Pattern<'_>, kernel: SchurKernel, settings: &DsxSettings) -> Result<Planned> {
+    let requested = settings.normal_equations;
+    let limit = settings.memory_limit;
+    let counts = p.column_counts();
+    let feature = plan::feature_space(p, kernel == SchurKernel::DenseGemm, settings.chunk_rows);
+    let example = plan::example_space(p, &counts);
+    drop(counts);
+    let dense_best = [&feature, &example]
+        .into_iter()
+        .filter(|e| e.fits(limit))
+        .filter_map(|e| e.seconds)
+        .fold(f64::INFINITY, f64::min);
+    let analyse = match requested {
+        NormalEquations::SparseLdl => true,
+        NormalEquations::Auto => !p.dense && dense_best > 2.0 * plan::sparse_analysis_seconds(p),
+        _ => false,
+    };
+    let needs_map = analyse
+        || matches!(requested, NormalEquations::ExampleSpace)
+        || (requested == NormalEquations::Auto && example.fits(limit));
+    let couplings = needs_map.then(|| Couplings::new(p.m, p.n, p.indptr, p.indices));
+    let mut analysis = None;
+    let sparse = match (&couplings, analyse) {
+        (Some(c), true) => {
+            let a = sparse_analysis(p.m, p.n, c)?;
+            let scratch = SparseLdl::scratch_bytes(&a.symbolic);
+            let e = plan::sparse_ldl(p, a.symbolic.len_val(), a.row_idx.len(), a.flops, scratch);
+            analysis = Some(a);
+            e
+        }
+        _ => MethodEstimate::not_analysed(NormalEquations::SparseLdl),
+    };
+    let estimates = [feature, example, sparse];
+    let chosen = plan::choose(requested, &estimates, limit);
+    let plan = NormalEquationsPlan {
+        m: p.m,
+        n: p.n,
+        nnz: p.nnz,
+        estimates,
+        limit,
+        requested,
+        chosen,
+    };
+    let Some(method) = chosen else {
+        return Err(LinalgError::TooLarge {
+            plan: Box::new(plan),
+        });
+    };
+    if method != NormalEquations::SparseLdl {
+        analysis = None;
+    }
+    Ok(Planned {
+        plan,
+        method,
+        couplings: if method == NormalEquations::FeatureSpace {
+            None
+        } else {
+            couplings
+        },
+        analysis,
+    })
 }

@@ -10,7 +10,7 @@ use faer::{MatMut, MatRef};
 
 use super::cols::{Cols, Ident};
 use super::example::NO_REC;
-use super::{DsxScalings, DsxSystem, PairScaling};
+use super::{DsxScalings, DsxSystem, NormalEquations, PairScaling};
 use crate::error::{LinalgError, Result, check_len};
 
 impl DsxSystem<'_> {
@@ -171,9 +171,16 @@ impl DsxSystem<'_> {
             core::mem::take(&mut self.rb_part),
         );
         if self.dense {
-            self.solve_impl(phi, rhs, &mut bufs, |_, _| Ident);
+            self.solve_first_pass(phi, rhs, &mut bufs, |_, _| Ident);
         } else {
-            self.solve_impl(phi, rhs, &mut bufs, |idx, r| &idx[r]);
+            self.solve_first_pass(phi, rhs, &mut bufs, |idx, r| &idx[r]);
+        }
+        // Eq. (17): S z_B = r_B − Σ M_iᵀ ẑ_i, by the normal-equations method
+        self.solve_reduced(&mut rhs[..self.n + 1]);
+        if self.dense {
+            self.solve_second_pass(phi, rhs, &mut bufs, |_, _| Ident);
+        } else {
+            self.solve_second_pass(phi, rhs, &mut bufs, |idx, r| &idx[r]);
         }
         let [w0, w1] = &mut self.work;
         ([w0.kbuf1, w0.phibuf], [w1.kbuf1, w1.phibuf], self.rb_part) = bufs;
@@ -266,11 +273,11 @@ impl DsxSystem<'_> {
         }
     }
 
-    /// The two example halves of the solve passes (split at [`DsxSystem::solve_mid`], fixed by
-    /// the data): on two threads when `par` allows, else one after the other. Pass 1 sums each
-    /// half into its own accumulator and adds them in order, so the result is the same bits
+    /// Pass 1 of a solve on the two example halves (split at [`DsxSystem::solve_mid`], fixed by
+    /// the data): on two threads when `par` allows, else one after the other. Each half sums
+    /// into its own accumulator and the two are added in order, so the result is the same bits
     /// either way.
-    fn solve_impl<'s, C: Cols + 's>(
+    fn solve_first_pass<'s, C: Cols + 's>(
         &'s self,
         phi: PairScaling<'_>,
         rhs: &mut [f64],
@@ -304,18 +311,45 @@ impl DsxSystem<'_> {
         for (o, p) in rb.iter_mut().zip(part.iter()) {
             *o += p;
         }
-        // Eq. (17): S z_B = r_B − Σ M_iᵀ ẑ_i.
-        let l = MatRef::from_column_major_slice(&self.s, n1, n1);
-        solve_lower_triangular_in_place(
-            l,
-            MatMut::from_column_major_slice_mut(rb, n1, 1),
-            self.settings.par,
-        );
-        solve_upper_triangular_in_place(
-            l.transpose(),
-            MatMut::from_column_major_slice_mut(rb, n1, 1),
-            self.settings.par,
-        );
+    }
+
+    /// Eq. (17): `S z_B = r_B` in place on `rb` (length `n + 1`) with the factorisation of the
+    /// chosen normal-equations method.
+    fn solve_reduced(&mut self, rb: &mut [f64]) {
+        match self.method {
+            NormalEquations::ExampleSpace => self.solve_example_space(rb),
+            NormalEquations::SparseLdl => self.solve_sparse(rb),
+            _ => {
+                let n1 = self.n + 1;
+                let l = MatRef::from_column_major_slice(&self.s, n1, n1);
+                solve_lower_triangular_in_place(
+                    l,
+                    MatMut::from_column_major_slice_mut(rb, n1, 1),
+                    self.settings.par,
+                );
+                solve_upper_triangular_in_place(
+                    l.transpose(),
+                    MatMut::from_column_major_slice_mut(rb, n1, 1),
+                    self.settings.par,
+                );
+            }
+        }
+    }
+
+    /// Pass 2 of a solve (corrected eq. (18)) on the two example halves, as
+    /// [`DsxSystem::solve_first_pass`].
+    fn solve_second_pass<'s, C: Cols + 's>(
+        &'s self,
+        phi: PairScaling<'_>,
+        rhs: &mut [f64],
+        ([_, pbuf0], [_, pbuf1], _): &mut ([Vec<f64>; 2], [Vec<f64>; 2], Vec<f64>),
+        cols_of: impl Fn(&'s [usize], Range<usize>) -> C + Sync,
+    ) {
+        let n1 = self.n + 1;
+        let mid = self.solve_mid;
+        let cut = self.indptr[mid] + 2 * mid;
+        let par = self.settings.threads >= 2 && self.m >= 2;
+        let (rb, rl) = rhs.split_at_mut(n1);
         // Pass 2 (corrected eq. (18)): [z_i; μ_i] = K_i⁻¹ ([r_i; 0] − M_i z_B).
         let (rl_a, rl_b) = rl.split_at_mut(cut);
         let rb = &*rb;

@@ -49,6 +49,7 @@ impl DsxSystem<'_> {
             dense: self.dense,
             delta: self.settings.static_regularization,
             gemm: false,
+            pair: false,
             indptr: &self.indptr,
             indices: &self.indices,
             x: &self.x,
@@ -77,6 +78,7 @@ impl DsxSystem<'_> {
                 &mut self.ex[i..=i],
                 g1,
                 g2,
+                &mut [],
                 &mut self.work[0],
             )
             .unwrap();
@@ -177,6 +179,7 @@ fn check(m: usize, n: usize, density: f64, dense: bool, plan: Option<(usize, usi
             threads: if par == Par::Seq { 1 } else { 2 },
             chunk_rows,
             static_regularization: 1e-9,
+            normal_equations: super::NormalEquations::FeatureSpace,
             ..DsxSettings::default()
         };
         let mut sys = DsxSystem::try_new_with(inst.rows(), &y, &v, 2.0, settings).unwrap();
