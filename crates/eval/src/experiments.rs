@@ -563,6 +563,11 @@ fn run_curves(
             |t, s| (key(t, s), split_seed(t, s)),
         )?;
     }
+    let features: Vec<usize> = outs.iter().filter_map(|o| o.features).collect();
+    if let (Some(lo), Some(hi)) = (features.iter().min(), features.iter().max()) {
+        // the features the learners saw, over the units that recorded them
+        res.summary["features"] = json!({ "min": lo, "max": hi, "units": features.len() });
+    }
     let mut all_cells = Vec::new();
     let mut per_task: Vec<Vec<curve::Cell>> = vec![Vec::new(); tasks.len()];
     for (&(t, _), out) in jobs.iter().zip(outs) {
@@ -662,6 +667,7 @@ fn synth2(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Outco
         validation: 0.2,
         test: 0.4,
         caps: [None; 3],
+        min_df: None,
         scaling: Scaling::None,
         values: Values::Uniform,
         sparse: false,
@@ -702,6 +708,7 @@ fn breast(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Outco
         validation: 0.15,
         test: 0.3,
         caps: [None; 3],
+        min_df: None,
         scaling: Scaling::Standard,
         values: Values::Uniform,
         sparse: false,
@@ -743,6 +750,7 @@ fn spam(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, Outcome
             [Some(800), Some(300), Some(1000)],
             [Some(2000), None, None],
         ),
+        min_df: None,
         scaling: Scaling::MaxAbs,
         values: Values::Uniform,
         sparse: true,
@@ -787,6 +795,7 @@ fn icml_random(cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentResult, 
             [Some(50), Some(50), Some(500)],
             [Some(50), Some(50), None],
         ),
+        min_df: None,
         scaling: Scaling::MaxAbs,
         values: Values::Uniform,
         sparse: true,
@@ -908,6 +917,7 @@ fn pairs(which: &str, cfg: &RunConfig, obs: &dyn Observer) -> Result<ExperimentR
             ],
             [Some(1000), Some(300), None],
         ),
+        min_df: None,
         scaling: Scaling::MaxAbs,
         values: Values::MutualInformation,
         sparse: true,

@@ -63,6 +63,7 @@ fn tiny_spec() -> CurveSpec {
         validation: 0.15,
         test: 0.3,
         caps: [Some(120), Some(60), Some(150)],
+        min_df: None,
         scaling: Scaling::Standard,
         values: Values::MutualInformation,
         sparse: false,
