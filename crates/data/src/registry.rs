@@ -29,6 +29,12 @@ pub struct Builtin {
     pub description: &'static str,
     /// How a user gets the file.
     pub how_to_get: &'static str,
+    /// A file in the data directory naming the features, one per line in feature order (the
+    /// words of a bag-of-words set); `None`: the file names them (CSV) or they are `x1, x2, …`.
+    pub feature_names: Option<&'static str>,
+    /// The names of the classes −1 and +1 of a binary set whose file has numeric labels
+    /// (LIBSVM); `None`: the names the file gives.
+    pub class_names: Option<[&'static str; 2]>,
 }
 
 /// Every built-in name.
@@ -39,6 +45,8 @@ pub const BUILTINS: &[Builtin] = &[
         embedded: Some(WDBC),
         description: "UCI Breast Cancer Wisconsin (Diagnostic), 569 x 30, benign/malignant",
         how_to_get: "embedded",
+        feature_names: None,
+        class_names: None,
     },
     Builtin {
         name: "spambase",
@@ -46,6 +54,8 @@ pub const BUILTINS: &[Builtin] = &[
         embedded: Some(SPAMBASE),
         description: "UCI Spambase, 4601 x 57, nonspam/spam",
         how_to_get: "embedded",
+        feature_names: None,
+        class_names: None,
     },
     Builtin {
         name: "ionosphere",
@@ -53,6 +63,8 @@ pub const BUILTINS: &[Builtin] = &[
         embedded: None,
         description: "UCI Ionosphere, 351 x 34, good/bad",
         how_to_get: "UCI Ionosphere (R mlbench `Ionosphere`) as CSV with a `label` first column",
+        feature_names: None,
+        class_names: None,
     },
     Builtin {
         name: "pima",
@@ -60,6 +72,8 @@ pub const BUILTINS: &[Builtin] = &[
         embedded: None,
         description: "Pima Indians Diabetes, 768 x 8, neg/pos",
         how_to_get: "R mlbench `PimaIndiansDiabetes` as CSV with a `label` first column",
+        feature_names: None,
+        class_names: None,
     },
     Builtin {
         name: "splice",
@@ -67,6 +81,8 @@ pub const BUILTINS: &[Builtin] = &[
         embedded: None,
         description: "UCI Splice-junction, 3186 x 180 binary indicators, classes n/ei/ie",
         how_to_get: "R mlbench `DNA` as CSV with a `label` first column",
+        feature_names: None,
+        class_names: None,
     },
     Builtin {
         name: "wine",
@@ -74,6 +90,8 @@ pub const BUILTINS: &[Builtin] = &[
         embedded: None,
         description: "UCI Wine, 178 x 13, three cultivars",
         how_to_get: "scikit-learn `wine_data.csv` with a `label` first column",
+        feature_names: None,
+        class_names: None,
     },
     Builtin {
         name: "usps",
@@ -81,6 +99,8 @@ pub const BUILTINS: &[Builtin] = &[
         embedded: None,
         description: "USPS digits, 1100 per digit, 11000 x 256 grey levels",
         how_to_get: "the 1100-per-digit USPS set as CSV (label, 256 pixels)",
+        feature_names: None,
+        class_names: None,
     },
     Builtin {
         name: "mnist10k",
@@ -91,6 +111,18 @@ pub const BUILTINS: &[Builtin] = &[
         embedded: None,
         description: "MNIST test set, 10000 x 784, digits 0-9 (IDX)",
         how_to_get: "the MNIST IDX files t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz (LeCun et al.)",
+        feature_names: None,
+        class_names: None,
+    },
+    Builtin {
+        name: "spamassassin",
+        files: &["text/spamassassin.svm.gz", "text/spamassassin.vocab"],
+        embedded: None,
+        description: "SpamAssassin public mail corpus, binary bag of words, 5913 x 5239 (sparse), ham/spam",
+        how_to_get: "the LIBSVM file and its vocabulary made by the repository's \
+                     data/scripts/make_text.py (data/DATA.md)",
+        feature_names: Some("text/spamassassin.vocab"),
+        class_names: Some(["ham", "spam"]),
     },
 ];
 
@@ -584,6 +616,52 @@ pub fn load_with(
     })
 }
 
+/// Gives a built-in set loaded from its file the names its registry entry declares: the
+/// features' from the [`Builtin::feature_names`] file in the same data directory (one per line;
+/// a missing file is [`Error::NotFound`], a count that differs from the columns an input error
+/// naming both), the classes' from [`Builtin::class_names`].
+fn name_features_and_classes(d: Dataset, b: &Builtin, dir: Option<&DataDir>) -> Result<Dataset> {
+    let d = match b.feature_names {
+        None => d,
+        Some(rel) => {
+            let path = dir.map(|dd| dd.path.join(rel)).filter(|p| p.is_file());
+            let Some(path) = path else {
+                return Err(not_found(
+                    &[rel],
+                    &format!("the feature names of `{}`", b.name),
+                    b.how_to_get,
+                    dir,
+                ));
+            };
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+            let names: Vec<String> = text.lines().map(str::to_string).collect();
+            if names.len() != d.n_features() {
+                return Err(Error::input(
+                    Location::source(path.display().to_string()),
+                    format!(
+                        "{} feature names (one per line) for the {} features of `{}` ({})",
+                        names.len(),
+                        d.n_features(),
+                        b.name,
+                        b.files[0]
+                    ),
+                ));
+            }
+            d.with_feature_names(names)?
+        }
+    };
+    match b.class_names {
+        Some(names) if d.is_binary() => {
+            d.with_class_names(names.iter().map(|s| s.to_string()).collect())
+        }
+        Some(_) => Err(Error::input(
+            Location::source(b.files[0]),
+            format!("`{}` should have two classes, -1 and +1", b.name),
+        )),
+        None => Ok(d),
+    }
+}
+
 /// Loads a built-in name or a path. A built-in name is read from the data directory
 /// ([`resolve_data_dir`]); `wdbc` and `spambase` come from their embedded copies unless a
 /// directory given by `--data-dir` or `BULWARK_DATA` holds the file (the repository's copies are
@@ -615,6 +693,7 @@ fn load_spec(
         }
         if let Some(first) = file {
             let d = load_path_with(&first, options)?.with_name(b.name);
+            let d = name_features_and_classes(d, b, dir.as_ref())?;
             return Ok((d, Origin::File(first)));
         }
         return Err(not_found(

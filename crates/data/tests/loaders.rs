@@ -78,6 +78,7 @@ fn every_data_set_matches_data_md() {
         ),
         ("usps", 11000, 256, &[("0", 1100), ("5", 1100), ("9", 1100)]),
         ("mnist10k", 10000, 784, &[]),
+        ("spamassassin", 5913, 5239, &[("ham", 4110), ("spam", 1803)]),
     ];
     for &(name, rows, cols, counts) in table {
         let (d, origin) = load(name, Some(&dir)).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -102,6 +103,71 @@ fn every_data_set_matches_data_md() {
             assert_eq!(cc["1"], 1135);
         }
     }
+}
+
+/// The text corpus stays sparse through loading, names its features by the words of its
+/// vocabulary file and its classes ham/spam, and spam is the +1 class of its natural task.
+#[test]
+fn the_text_corpus_loads_sparse_with_words_and_classes() {
+    let (d, _) = load("spamassassin", None).unwrap();
+    let Features::Sparse(x) = d.features() else {
+        panic!("spamassassin should load sparse (CSR)")
+    };
+    assert_eq!(x.nnz(), 715_072);
+    assert!(x.values().iter().all(|&v| v == 1.0), "binary word features");
+    let words = d.feature_names();
+    // ordered by document frequency: the most frequent word first
+    assert_eq!(&words[..3], ["the", "to", "and"]);
+    assert!(
+        words
+            .iter()
+            .all(|w| !w.is_empty() && w.len() <= 20 && w.bytes().all(|b| b.is_ascii_lowercase()))
+    );
+    let free = words.iter().position(|w| w == "free").unwrap();
+    let t = binary_task(&d, &BinaryTask::Natural).unwrap();
+    assert_eq!(t.class_names(), ["ham", "spam"]);
+    let y = t.binary_labels().unwrap();
+    // `free` is in a larger share of the spam than of the ham
+    let share = |sign: bulwark_core::Sign| {
+        let rows: Vec<usize> = (0..t.len()).filter(|&i| y[i] == sign).collect();
+        let with = rows.iter().filter(|&&i| t.row(i).get(free) != 0.0).count();
+        with as f64 / rows.len() as f64
+    };
+    assert!(
+        share(bulwark_core::Sign::Pos) > 2.0 * share(bulwark_core::Sign::Neg),
+        "free: spam {} ham {}",
+        share(bulwark_core::Sign::Pos),
+        share(bulwark_core::Sign::Neg)
+    );
+}
+
+/// A vocabulary file that is missing, or whose word count differs from the columns, is a typed
+/// error naming it.
+#[test]
+fn the_text_corpus_needs_its_vocabulary() {
+    let repo = bulwark_data::repository_data_dir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("text")).unwrap();
+    std::fs::copy(
+        repo.join("text/spamassassin.svm.gz"),
+        dir.path().join("text/spamassassin.svm.gz"),
+    )
+    .unwrap();
+    let e = load("spamassassin", Some(dir.path())).unwrap_err();
+    assert!(matches!(e, Error::NotFound { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("text/spamassassin.vocab: not found")
+            && text.contains("the feature names of `spamassassin`"),
+        "{text}"
+    );
+    std::fs::write(dir.path().join("text/spamassassin.vocab"), "the\nto\n").unwrap();
+    let text = err_text(load("spamassassin", Some(dir.path())));
+    assert!(
+        text.contains("spamassassin.vocab")
+            && text.contains("2 feature names (one per line) for the 5239 features"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -107,6 +107,12 @@ pub struct CurveSpec {
     pub test: f64,
     /// Caps on the training / validation / test parts (stratified subsamples).
     pub caps: [Option<usize>; 3],
+    /// Keep only the features non-zero in at least this many examples of the training part (a
+    /// word's document frequency: the vocabulary of a text task); `None` keeps every feature
+    /// non-zero somewhere in the training part. Features zero on the whole training part are
+    /// dropped either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_df: Option<usize>,
     /// Scaling.
     pub scaling: Scaling,
     /// Feature values.
@@ -148,6 +154,10 @@ pub struct SplitOutcome {
     /// split ([`SplitOutcome::refit`]), or that a run with `--refit` computed with the rest.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refits: Vec<String>,
+    /// The features the learners saw: those kept on the training part (non-zero there, in at
+    /// least [`CurveSpec::min_df`] examples); `None` in units cached before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub features: Option<usize>,
 }
 
 impl SplitOutcome {
@@ -176,6 +186,7 @@ impl SplitOutcome {
     /// results stay as they were.
     pub fn refit(&mut self, learner: Learner, new: SplitOutcome) {
         let prefix = format!("{} C=", learner.name());
+        self.features = self.features.or(new.features);
         self.solver.sub(&self.tally_of(learner));
         self.solver.add(&new.solver);
         self.cells.retain(|c| c.learner != learner);
@@ -239,14 +250,45 @@ fn max_abs_scale(train: &Dataset, parts: [&Dataset; 3]) -> Result<[Dataset; 3], 
     Ok([out[0].clone(), out[1].clone(), out[2].clone()])
 }
 
-/// Keeps the columns `keep` (dense or sparse input), optionally storing the result sparse.
+/// Keeps the columns `keep` (increasing; dense or sparse input), optionally storing the result
+/// sparse. Sparse input stored sparse is never densified (a text task's vocabulary times its
+/// documents would not fit); explicit zeros are dropped, as from a dense matrix.
 fn select_columns(d: &Dataset, keep: &[usize], sparse: bool) -> Result<Dataset, Error> {
-    let dense = d.features().to_dense();
-    let cols = dense.select_cols(keep);
-    let features = if sparse {
-        Features::Sparse(bulwark_core::CsrMatrix::from_dense(&cols))
-    } else {
-        Features::Dense(cols)
+    let features = match d.features() {
+        Features::Sparse(x) if sparse => {
+            let mut to = vec![usize::MAX; x.cols()];
+            for (k, &j) in keep.iter().enumerate() {
+                to[j] = k;
+            }
+            let mut indptr = Vec::with_capacity(x.rows() + 1);
+            let (mut indices, mut values) = (Vec::new(), Vec::new());
+            indptr.push(0);
+            for i in 0..x.rows() {
+                let (idx, val) = x.row(i);
+                for (&j, &v) in idx.iter().zip(val) {
+                    if to[j] != usize::MAX && v != 0.0 {
+                        indices.push(to[j]);
+                        values.push(v);
+                    }
+                }
+                indptr.push(indices.len());
+            }
+            Features::Sparse(bulwark_core::CsrMatrix::try_new(
+                x.rows(),
+                keep.len(),
+                indptr,
+                indices,
+                values,
+            )?)
+        }
+        f => {
+            let cols = f.to_dense().select_cols(keep);
+            if sparse {
+                Features::Sparse(bulwark_core::CsrMatrix::from_dense(&cols))
+            } else {
+                Features::Dense(cols)
+            }
+        }
     };
     let labels: Vec<Sign> = d.binary_labels()?.to_vec();
     Dataset::binary(d.name(), features, labels)
@@ -276,17 +318,19 @@ fn prepare(
         }
         Scaling::MaxAbs => max_abs_scale(&train, [&train, &val, &test])?,
     };
-    // drop features that are zero on the whole training part
-    let mut used = vec![false; train.n_features()];
+    // drop features that are zero on the whole training part (or non-zero in fewer than
+    // `min_df` of its examples)
+    let mut df = vec![0usize; train.n_features()];
     for i in 0..train.len() {
         for (j, v) in train.row(i).nonzeros() {
             if v != 0.0 {
-                used[j] = true;
+                df[j] += 1;
             }
         }
     }
-    let keep: Vec<usize> = (0..used.len()).filter(|&j| used[j]).collect();
-    let (train, val, test) = if keep.len() < used.len() || spec.sparse {
+    let min_df = spec.min_df.unwrap_or(1).max(1);
+    let keep: Vec<usize> = (0..df.len()).filter(|&j| df[j] >= min_df).collect();
+    let (train, val, test) = if keep.len() < df.len() || spec.sparse {
         (
             select_columns(&train, &keep, spec.sparse)?,
             select_columns(&val, &keep, spec.sparse)?,
@@ -327,7 +371,10 @@ fn attack_error(
 pub fn run_split(task: &Dataset, spec: &CurveSpec, seed: u64) -> Result<SplitOutcome, Error> {
     let (train, val, test, values, stats) = prepare(task, spec, seed)?;
     let total: f64 = values.iter().sum();
-    let mut out = SplitOutcome::default();
+    let mut out = SplitOutcome {
+        features: Some(train.n_features()),
+        ..SplitOutcome::default()
+    };
     let attack_seed = seed ^ 0x5eed_a77a;
     for &learner in &spec.learners {
         let train_budgets: Vec<f64> = if learner.uses_budget() {
@@ -473,4 +520,87 @@ pub fn run_jobs<J: Sync, R: Send>(
         .into_iter()
         .map(|r| r.expect("every job ran"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bulwark_core::CsrMatrix;
+
+    /// 100 documents over 4 words: word 0 in every one, word 1 in the even ones, word 2 in
+    /// documents 0-4, word 3 in none; every third document is +1.
+    fn documents() -> Dataset {
+        let mut indptr = vec![0];
+        let (mut indices, mut values) = (Vec::new(), Vec::new());
+        for i in 0..100 {
+            for (j, present) in [true, i % 2 == 0, i < 5, false].into_iter().enumerate() {
+                if present {
+                    indices.push(j);
+                    values.push(1.0);
+                }
+            }
+            indptr.push(indices.len());
+        }
+        let x = CsrMatrix::try_new(100, 4, indptr, indices, values).unwrap();
+        let y = (0..100)
+            .map(|i| if i % 3 == 0 { Sign::Pos } else { Sign::Neg })
+            .collect();
+        Dataset::binary("documents", Features::Sparse(x), y).unwrap()
+    }
+
+    fn spec(min_df: Option<usize>) -> CurveSpec {
+        CurveSpec {
+            learners: Vec::new(),
+            attacks: vec![AttackMode::Deletion],
+            budgets: vec![0.0],
+            grid: vec![1.0],
+            splits: 1,
+            validation: 0.2,
+            test: 0.2,
+            caps: [None; 3],
+            min_df,
+            scaling: Scaling::None,
+            values: Values::Uniform,
+            sparse: true,
+        }
+    }
+
+    /// Sparse input keeps its CSR storage and gives the matrix the dense path gives.
+    #[test]
+    fn sparse_columns_stay_sparse_and_match_the_dense_path() {
+        let d = documents();
+        let dense = d
+            .with_features(Features::Dense(d.features().to_dense()))
+            .unwrap();
+        let keep = [0, 2, 3];
+        let a = select_columns(&d, &keep, true).unwrap();
+        let b = select_columns(&dense, &keep, true).unwrap();
+        assert!(matches!(a.features(), Features::Sparse(_)));
+        assert_eq!(a.features(), b.features());
+        assert_eq!(a.n_features(), 3);
+        assert_eq!(a.features().nnz(), 100 + 5);
+    }
+
+    /// `min_df` keeps the words in at least that many training documents; without it a word in
+    /// a single training document stays, a word in none goes.
+    #[test]
+    fn min_df_keeps_the_words_of_enough_training_documents() {
+        let d = documents();
+        let (train, val, test, values, _) = prepare(&d, &spec(Some(10)), 3).unwrap();
+        assert_eq!(train.n_features(), 2, "words 0 and 1");
+        for part in [&train, &val, &test] {
+            assert!(matches!(part.features(), Features::Sparse(_)));
+            assert_eq!(part.n_features(), 2);
+        }
+        assert_eq!(values, vec![1.0, 1.0]);
+        // the training part has 60 documents, about 30 of them even: word 1 is in each of them
+        let df1 = (0..train.len())
+            .filter(|&i| train.row(i).get(1) != 0.0)
+            .count();
+        assert!(df1 >= 10, "{df1}");
+        let (train, ..) = prepare(&d, &spec(None), 3).unwrap();
+        let in_training = (0..train.len()).any(|i| train.row(i).nonzeros().count() == 3);
+        assert_eq!(train.n_features(), if in_training { 3 } else { 2 });
+        assert!(train.n_features() >= 2);
+    }
 }

@@ -3,7 +3,7 @@
 use bulwark_core::Dataset;
 use bulwark_data::{BinaryTask, binary_task, load};
 use bulwark_eval::curve::{AttackMode, CurveSpec, Scaling, Values};
-use bulwark_eval::experiments::{Synth1Config, curve_study, synth1_with};
+use bulwark_eval::experiments::{Synth1Config, TextConfig, curve_study, synth1_with, text_with};
 use bulwark_eval::{Learner, Outcome, RunConfig, Silent, report, run};
 
 fn cfg(jobs: usize) -> RunConfig {
@@ -63,6 +63,7 @@ fn tiny_spec() -> CurveSpec {
         validation: 0.15,
         test: 0.3,
         caps: [Some(120), Some(60), Some(150)],
+        min_df: None,
         scaling: Scaling::Standard,
         values: Values::MutualInformation,
         sparse: false,
@@ -97,6 +98,68 @@ fn same_seed_same_numbers() {
     let csv = report::to_csv(&a).unwrap();
     assert_eq!(csv.lines().count(), 1 + a.rows.len());
     assert!(report::to_markdown(&a).contains("| N | LP | O2B | SVM |"));
+}
+
+/// The `text` experiment on a small slice of the SpamAssassin words: one table per value kind
+/// (`uniform`, `mi`), every learner, attack and budget in each, the clean error shared by both
+/// attacks, and the protocol naming the words that carry the most information.
+#[test]
+fn text_runs_each_value_kind_on_the_words() {
+    let mut tc = TextConfig::for_mode(bulwark_eval::Mode::Quick).unwrap();
+    tc.spec.learners = Learner::lineup(&["lp", "svm"]).unwrap();
+    tc.spec.budgets = vec![0.0, 5.0];
+    tc.spec.grid = vec![0.1, 1.0];
+    tc.spec.splits = 1;
+    tc.spec.caps = [Some(150), Some(80), Some(200)];
+    tc.spec.min_df = Some(8);
+    let res = text_with(&tc, &cfg(2), &Silent).unwrap();
+    for task in ["uniform", "mi"] {
+        let rows: Vec<_> = res
+            .rows
+            .iter()
+            .filter(|r| r.task.as_deref() == Some(task))
+            .collect();
+        assert_eq!(
+            rows.len(),
+            2 * 2 * 2,
+            "{task}: learners x attacks x budgets"
+        );
+        for l in ["LP", "SVM"] {
+            let at0: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.learner == l && r.budget == 0.0)
+                .map(|r| r.error.mean)
+                .collect();
+            assert_eq!(at0.len(), 2);
+            assert_eq!(at0[0], at0[1], "{task} {l}");
+            assert!(at0[0] < 0.2, "{task} {l}: clean error {}", at0[0]);
+        }
+    }
+    let words = res.summary["top_mi_words"].as_array().unwrap();
+    assert_eq!(words.len(), 12);
+    let named: Vec<&str> = words.iter().map(|w| w["word"].as_str().unwrap()).collect();
+    assert!(
+        named.contains(&"click") && named.contains(&"remove"),
+        "{named:?}"
+    );
+    assert!(
+        res.protocol
+            .iter()
+            .any(|p| p.contains("the words in at least 8 e-mails of the training part")),
+        "{:?}",
+        res.protocol
+    );
+    let md = report::to_markdown(&res);
+    assert!(md.contains("## Test error under mi, deletion") && md.contains("| N | LP | SVM |"));
+    let svgs: Vec<String> = report::plots(&res).into_iter().map(|(f, _)| f).collect();
+    assert!(
+        svgs.contains(&"text_uniform_deletion.svg".to_string()),
+        "{svgs:?}"
+    );
+    assert!(
+        svgs.contains(&"text_mi_corruption.svg".to_string()),
+        "{svgs:?}"
+    );
 }
 
 /// A data set missing from the data directory is reported as such — naming the file and where
