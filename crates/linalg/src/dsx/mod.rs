@@ -20,6 +20,7 @@ mod augmented;
 mod cols;
 mod example;
 mod factor;
+mod ldlt;
 mod operator;
 mod plan;
 mod refine;
