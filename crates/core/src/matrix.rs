@@ -534,3 +534,29 @@ impl From<CsrMatrix> for Features {
         Features::Sparse(s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stored matrix is validated as a constructed one: a shape whose product overflows or
+    /// that its values do not fill, an index out of range, are errors, not panics later.
+    #[test]
+    fn deserialisation_validates_the_shape() {
+        let ok: DenseMatrix =
+            serde_json::from_str(r#"{"rows": 1, "cols": 2, "data": [1.0, 2.0]}"#).unwrap();
+        assert_eq!(ok.row(0), [1.0, 2.0]);
+        for bad in [
+            r#"{"rows": 2, "cols": 2, "data": [1.0, 2.0]}"#,
+            r#"{"rows": 4294967296, "cols": 4294967296, "data": []}"#,
+        ] {
+            assert!(serde_json::from_str::<DenseMatrix>(bad).is_err(), "{bad}");
+        }
+        let bad_csr =
+            r#"{"rows": 1, "cols": 2, "indptr": [0, 1], "indices": [5], "values": [1.0]}"#;
+        let e = serde_json::from_str::<CsrMatrix>(bad_csr).unwrap_err();
+        assert!(e.to_string().contains("column index 5 out of range"), "{e}");
+        let huge = r#"{"rows": 18446744073709551615, "cols": 1, "indptr": [0], "indices": [], "values": []}"#;
+        assert!(serde_json::from_str::<CsrMatrix>(huge).is_err());
+    }
+}

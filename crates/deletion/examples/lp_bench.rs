@@ -334,6 +334,26 @@ fn main() {
     };
     let (m, n) = (data.len(), data.n_features());
     let c = 1.0;
+    // LP_BENCH_WRITE_SVM=path: write the instance as a LIBSVM file (for the command line) and stop
+    if let Some(path) = std::env::var_os("LP_BENCH_WRITE_SVM") {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+        let labels = data.binary_labels().unwrap();
+        for (i, s) in labels.iter().enumerate() {
+            let label = if *s == bulwark_core::Sign::Pos {
+                "+1"
+            } else {
+                "-1"
+            };
+            write!(f, "{label}").unwrap();
+            if let bulwark_core::RowView::Sparse { indices, values } = data.features().row(i) {
+                for (j, x) in indices.iter().zip(values) {
+                    write!(f, " {}:{x}", j + 1).unwrap();
+                }
+            }
+            writeln!(f).unwrap();
+        }
+        return;
+    }
     if let Some(mps) = args.get(2) {
         let fb = FeatureBudget::uniform(n, budget).unwrap();
         let p = Lp4::new(&data, &fb, c).unwrap().build().unwrap();
@@ -352,7 +372,10 @@ fn main() {
     // the screened case: example screening at its defaults (on from 10 000 examples, as
     // `bulwark train` has it); the other cases measure the whole LP (`--no-screening`)
     params = params.screening(
-        if case == "fashion-0-vs-rest-screened" || fashion_pair(case).is_some() {
+        if case == "fashion-0-vs-rest-screened"
+            || fashion_pair(case).is_some()
+            || std::env::var_os("LP_BENCH_SCREENING").is_some()
+        {
             Screening::default()
         } else {
             Screening::off()

@@ -69,6 +69,25 @@ pub enum DeletionError {
         /// read from the system.
         limit_given: bool,
     },
+    /// The structured IPM would not finish within the time limit: its cost model predicts the
+    /// fewest iterations it takes to outlast it. Nothing was computed.
+    #[error(
+        "LP (4) on {} examples x {} features ({} stored entries) would not be solved within the \
+         time limit of {:.0} s: the normal equations by `{method}` are predicted to take at least \
+         {:.0} s (15 iterations; {}). What can be done: `--algo o2b` (the cube-projected \
+         Perceptron, linear in the data), fewer features or training examples, or a longer limit",
+        plan.m, plan.n, plan.nnz, time_limit, seconds, plan.estimate(*method)
+    )]
+    TooSlow {
+        /// The prediction for every method of the normal equations.
+        plan: Box<bulwark_linalg::NormalEquationsPlan>,
+        /// The method the solve would use.
+        method: bulwark_linalg::NormalEquations,
+        /// The predicted seconds of the fewest iterations.
+        seconds: f64,
+        /// The time limit (seconds).
+        time_limit: f64,
+    },
 }
 
 impl DeletionError {
