@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Location, Result};
 use crate::matrix::{Features, RowView};
 use crate::missing::MissingMask;
+use crate::names::FeatureNames;
 
 /// A binary label, −1 or +1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -101,7 +102,7 @@ pub struct Dataset {
     name: String,
     features: Features,
     targets: Targets,
-    feature_names: Vec<String>,
+    feature_names: FeatureNames,
     class_names: Vec<String>,
     weights: Option<Vec<f64>>,
     /// Missing cells (they hold 0 in `features`; see [`crate::missing`]).
@@ -122,7 +123,7 @@ impl Dataset {
             name,
             features,
             Targets::Binary(labels),
-            default_feature_names(n),
+            FeatureNames::Default(n),
             vec!["-1".to_string(), "+1".to_string()],
         )
     }
@@ -140,20 +141,22 @@ impl Dataset {
             name,
             features,
             Targets::Multiclass(labels),
-            default_feature_names(n),
+            FeatureNames::Default(n),
             class_names,
         )
     }
 
-    /// The general constructor; validates every size and class index.
+    /// The general constructor; validates every size and class index. `feature_names` are the
+    /// input's own (`Vec<String>`) or [`FeatureNames::Default`].
     pub fn try_new(
         name: impl Into<String>,
         features: Features,
         targets: Targets,
-        feature_names: Vec<String>,
+        feature_names: impl Into<FeatureNames>,
         class_names: Vec<String>,
     ) -> Result<Self> {
         let name = name.into();
+        let feature_names = feature_names.into();
         if features.rows() != targets.len() {
             return Err(Error::shape(
                 format!("{name}: labels vs feature rows"),
@@ -244,7 +247,7 @@ impl Dataset {
                     Location::source(self.name.clone())
                         .line(i + 1)
                         .column(j + 1)
-                        .field(self.feature_names[j].clone()),
+                        .field(self.feature_names.get(j)),
                     "a missing cell must hold 0 in the feature matrix (the deleted value)",
                 ));
             }
@@ -287,7 +290,8 @@ impl Dataset {
     }
 
     /// Replaces the feature names (one per column).
-    pub fn with_feature_names(mut self, names: Vec<String>) -> Result<Self> {
+    pub fn with_feature_names(mut self, names: impl Into<FeatureNames>) -> Result<Self> {
+        let names = names.into();
         if names.len() != self.n_features() {
             return Err(Error::shape(
                 format!("{}: feature names", self.name),
@@ -353,8 +357,8 @@ impl Dataset {
     pub fn targets(&self) -> &Targets {
         &self.targets
     }
-    /// Feature names.
-    pub fn feature_names(&self) -> &[String] {
+    /// Feature names (the defaults `x1, …, xn` are computed when asked for).
+    pub fn feature_names(&self) -> &FeatureNames {
         &self.feature_names
     }
     /// Class names (binary: negative then positive).
@@ -530,7 +534,7 @@ impl Dataset {
                         location: Location::source(self.name.clone())
                             .line(i + 1)
                             .column(j + 1)
-                            .field(self.feature_names[j].clone()),
+                            .field(self.feature_names.get(j)),
                         value: v.to_string(),
                     });
                 }
@@ -538,9 +542,4 @@ impl Dataset {
         }
         Ok(())
     }
-}
-
-/// `x1, x2, …, xn`.
-pub fn default_feature_names(n: usize) -> Vec<String> {
-    (1..=n).map(|j| format!("x{j}")).collect()
 }

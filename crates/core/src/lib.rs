@@ -13,6 +13,7 @@ pub mod matrix;
 pub mod missing;
 pub mod model;
 pub mod model_any;
+pub mod names;
 pub mod rng;
 pub mod traits;
 pub mod transform;
@@ -29,6 +30,7 @@ pub use matrix::{CsrMatrix, DenseMatrix, Features, RowView};
 pub use missing::MissingMask;
 pub use model::{LinearModel, MulticlassLinearModel};
 pub use model_any::AnyModel;
+pub use names::FeatureNames;
 pub use rng::{Rng, rng_for_stream, rng_from_seed};
 pub use traits::{
     Classifier, Contamination, DecisionFunction, Fit, FitReport, FitView, FitWith, Fitted, Linear,

@@ -3,8 +3,7 @@
 //! checked and ignored. Labels ±1 or 0/1 give a binary data set; other labels a multiclass one.
 
 use bulwark_core::{
-    CsrMatrix, Dataset, Error, Features, Location, Result, Sign, Targets,
-    dataset::default_feature_names,
+    CsrMatrix, Dataset, Error, FeatureNames, Features, Location, Result, Sign, Targets,
 };
 
 use crate::csvfile::truncate;
@@ -140,7 +139,7 @@ pub fn parse_libsvm(bytes: &[u8], source: &str, n_features: Option<usize>) -> Re
                 source,
                 Features::Sparse(x),
                 Targets::Binary(y),
-                default_feature_names(n),
+                FeatureNames::Default(n),
                 vec![neg.to_string(), "+1".to_string()],
             )
         }
@@ -151,7 +150,7 @@ pub fn parse_libsvm(bytes: &[u8], source: &str, n_features: Option<usize>) -> Re
                 source,
                 Features::Sparse(x),
                 Targets::Multiclass(labels),
-                default_feature_names(n),
+                FeatureNames::Default(n),
                 classes.names(),
             )
         }

@@ -230,7 +230,7 @@ fn csv_without_extension_is_sniffed() {
     let dir = tempfile::tempdir().unwrap();
     let d = load_path(&write(&dir, "table", csv), None).unwrap();
     assert_eq!((d.len(), d.n_features()), (2, 2));
-    assert_eq!(d.feature_names(), ["a", "b"]);
+    assert_eq!(d.feature_names().to_vec(), ["a", "b"]);
     assert_eq!(d.class_names(), ["ham", "spam"]);
     // and bzip2-compressed, still without extension
     let e = load_path(&write(&dir, "table_bz", &bzip2(csv)), None).unwrap();
@@ -485,4 +485,18 @@ fn extension_guess_strips_every_compression_suffix() {
 fn features_stay_sparse_for_libsvm() {
     let d = load_path(&fixture("heart_scale"), None).unwrap();
     assert!(matches!(d.features(), Features::Sparse(_)));
+}
+
+/// A 29-byte file whose largest index declares two billion features loads with two rows and
+/// three stored values: no per-feature state (names are computed when shown).
+#[test]
+fn a_declared_dimension_costs_no_memory_per_feature() {
+    let d =
+        bulwark_data::parse_libsvm(b"+1 1:0.5 2000000000:1\n-1 1:2\n", "big.svm", None).unwrap();
+    assert_eq!(
+        (d.len(), d.n_features(), d.features().nnz()),
+        (2, 2_000_000_000, 3)
+    );
+    assert!(d.feature_names().given().is_none());
+    assert_eq!(d.feature_names().get(1_999_999_999), "x2000000000");
 }

@@ -20,8 +20,8 @@ use std::path::Path;
 
 use bulwark_adversary::CorruptionStats;
 use bulwark_core::{
-    AnyModel, Classifier, Dataset, Ensemble, Error, FitReport, HyperParams, KernelModel,
-    LinearModel, Location, MulticlassLinearModel, Result,
+    AnyModel, Classifier, Dataset, Ensemble, Error, FeatureNames, FitReport, HyperParams,
+    KernelModel, LinearModel, Location, MulticlassLinearModel, Result,
 };
 use bulwark_data::{Scaler, ScalingKind};
 use serde::{Deserialize, Serialize};
@@ -106,7 +106,8 @@ pub struct Training {
     pub positive: Option<String>,
     /// Training examples.
     pub rows: usize,
-    /// Feature names, in column order.
+    /// Feature names, in column order; empty when the data had none of their own (the
+    /// defaults `x1, …, xn`: [`ModelFile::feature_names`]).
     pub feature_names: Vec<String>,
     /// Class names (binary: index 0 is −1, index 1 is +1).
     pub classes: Vec<String>,
@@ -344,7 +345,7 @@ impl ModelFile {
             ("hyper_parameters.feature_values", feature_values),
             (
                 "training.feature_names",
-                Some(self.training.feature_names.len()),
+                Some(self.training.feature_names.len()).filter(|&l| l > 0),
             ),
         ];
         for (name, len) in lengths {
@@ -404,6 +405,12 @@ impl ModelFile {
     pub fn write(&self, path: &Path) -> Result<()> {
         let bytes = self.encode(Encoding::for_output(path)?)?;
         write_atomic(path, &bytes)
+    }
+
+    /// The names of the features the model was trained on (the defaults `x1, …, xn` when the
+    /// file stores none).
+    pub fn feature_names(&self) -> FeatureNames {
+        FeatureNames::from_stored(self.training.feature_names.clone(), self.n_features)
     }
 
     /// The per-feature values of the deletion budget the model was trained for, if any.

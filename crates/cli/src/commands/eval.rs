@@ -60,18 +60,13 @@ pub(crate) fn prepare(
         )
         .into());
     }
-    if task.feature_names() != file.training.feature_names.as_slice() {
-        let k = task
-            .feature_names()
-            .iter()
-            .zip(&file.training.feature_names)
-            .position(|(a, b)| a != b)
-            .unwrap_or(0);
+    let trained = file.feature_names();
+    if let Some(k) = task.feature_names().first_difference(&trained) {
         ui.warn(&format!(
             "{data}: feature {} is named `{}`, but the model was trained on `{}` (same count, different columns?)",
             k + 1,
-            task.feature_names()[k],
-            file.training.feature_names[k]
+            task.feature_names().get(k),
+            trained.get(k)
         ));
     }
     if task.class_names() != file.training.classes.as_slice() {

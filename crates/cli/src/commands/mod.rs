@@ -64,7 +64,7 @@ pub(crate) fn write_csv(
     {
         let mut w = csv::Writer::from_writer(&mut body);
         let mut header = vec!["label".to_string()];
-        header.extend(data.feature_names().iter().cloned());
+        header.extend(data.feature_names().iter().map(String::from));
         w.write_record(&header)?;
         let y = data.binary_labels()?;
         for i in 0..data.len() {

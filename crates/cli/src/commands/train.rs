@@ -142,7 +142,7 @@ pub(crate) fn run(
         pair: args.pair.clone(),
         positive: args.positive.clone(),
         rows: train.len(),
-        feature_names: train.feature_names().to_vec(),
+        feature_names: train.feature_names().stored(),
         classes: train.class_names().to_vec(),
         scale: args.scale.map(scaling_kind),
         training_error,
