@@ -108,6 +108,10 @@ pub struct Dataset {
     /// Missing cells (they hold 0 in `features`; see [`crate::missing`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     missing: Option<MissingMask>,
+    /// Where the feature count was declared, when an input declared it (the largest index of
+    /// a LIBSVM file), for messages about memory sized by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dimension_source: Option<Location>,
 }
 
 impl Dataset {
@@ -204,6 +208,7 @@ impl Dataset {
             class_names,
             weights: None,
             missing: None,
+            dimension_source: None,
         })
     }
 
@@ -317,6 +322,24 @@ impl Dataset {
         }
         self.class_names = names;
         Ok(self)
+    }
+    /// Records where the feature count was declared (the largest index of a LIBSVM file).
+    pub fn with_dimension_source(mut self, location: Location) -> Self {
+        self.dimension_source = Some(location);
+        self
+    }
+    /// Where the feature count was declared, if an input declared it.
+    pub fn dimension_source(&self) -> Option<&Location> {
+        self.dimension_source.as_ref()
+    }
+    /// The bytes the features, labels and weights take as stored (what the input contains),
+    /// the measure memory sized by the feature count is held to ([`crate::memory`]).
+    pub fn stored_bytes(&self) -> u64 {
+        let per_row = std::mem::size_of::<usize>() as u64 * 2;
+        let rows = self.len() as u64;
+        self.features
+            .stored_bytes()
+            .saturating_add(per_row.saturating_mul(rows))
     }
     /// Renames the data set.
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
@@ -455,6 +478,7 @@ impl Dataset {
                 .as_ref()
                 .map(|m| m.select(idx))
                 .filter(|m| m.count() > 0),
+            dimension_source: self.dimension_source.clone(),
         }
     }
 
@@ -490,6 +514,7 @@ impl Dataset {
         .map(|d| Self {
             weights: self.weights.clone(),
             missing: self.missing.clone(),
+            dimension_source: self.dimension_source.clone(),
             ..d
         })
     }

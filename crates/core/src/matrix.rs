@@ -421,6 +421,16 @@ impl Features {
             Features::Sparse(s) => s.nnz(),
         }
     }
+    /// The bytes the stored values (and, for CSR, their indices and row pointers) take.
+    pub fn stored_bytes(&self) -> u64 {
+        let word = std::mem::size_of::<usize>() as u64;
+        match self {
+            Features::Dense(d) => (d.as_slice().len() as u64).saturating_mul(8),
+            Features::Sparse(s) => (s.nnz() as u64)
+                .saturating_mul(8 + word)
+                .saturating_add((s.rows() as u64 + 1).saturating_mul(word)),
+        }
+    }
     /// A new matrix of the rows `idx`.
     pub fn select_rows(&self, idx: &[usize]) -> Self {
         match self {

@@ -48,6 +48,15 @@ pub(crate) fn read_options(read: &ReadArgs, policy: MissingPolicy) -> anyhow::Re
         format,
         missing_tokens: read.missing_tokens.clone(),
         missing: policy,
+        max_line_bytes: bulwark_core::memory::parse_bytes(&read.max_line)
+            .filter(|&b| b > 0)
+            .ok_or_else(|| {
+                bulwark_core::Error::param(
+                    "max-line",
+                    &read.max_line,
+                    "a number of bytes > 0, optionally with a K, M or G suffix",
+                )
+            })?,
     })
 }
 

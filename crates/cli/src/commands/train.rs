@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use bulwark_core::{Classifier, Dataset};
+use bulwark_core::{Classifier, Dataset, Learner};
 use bulwark_data::{
     BinaryTask, Loaded, MissingPolicy, Scaler, ScalingKind, binary_task, load_with,
 };
@@ -39,17 +39,25 @@ struct Prepared {
     dropped: usize,
 }
 
-/// Loads data, applies the task and the optional scaling (fitted here).
+/// Numbers per feature `train` keeps besides the learner's own state: the scaler's shift and
+/// factor, the training moments of the corruption attack, the model's weights and the model
+/// file's copy of them, and their encoded text (about three numbers' worth).
+const TRAIN_STATE_PER_FEATURE: u64 = 9;
+
+/// Loads data, checks the memory the feature count asks for, applies the task and the optional
+/// scaling (fitted here).
 fn prepare(
     args: &TrainArgs,
     policy: MissingPolicy,
     dir: Option<&Path>,
-    multiclass: bool,
+    learner: &dyn Learner,
 ) -> anyhow::Result<Prepared> {
+    let multiclass = learner.multiclass();
     let options = super::read_options(&args.read, policy)?;
     let Loaded {
         data: raw, dropped, ..
     } = load_with(&args.data, dir, &options)?;
+    registry::check_memory(learner, &raw, TRAIN_STATE_PER_FEATURE)?;
     // a multiclass learner keeps every class unless a binary task is asked for
     let task =
         if multiclass && raw.n_classes() > 2 && args.pair.is_none() && args.positive.is_none() {
@@ -106,7 +114,7 @@ pub(crate) fn run(
         scaler,
         fingerprint,
         dropped,
-    } = prepare(args, policy, dir, learner.multiclass())?;
+    } = prepare(args, policy, dir, learner)?;
     let deleted = train.n_missing();
     let algo = learner.name();
     let spinner = ui.spinner(
