@@ -66,6 +66,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// Makes SIGINT and SIGTERM set the returned flag instead of ending xtask, so a child that
+/// handles them (stopping at a safe point) is waited for; a failure to install is ignored (the
+/// default, ending at once, stays).
+pub fn hold_signals() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(sig, flag.clone());
+    }
+    flag
+}
+
 /// The workspace root (the parent of this crate's manifest directory).
 pub fn project_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

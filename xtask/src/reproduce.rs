@@ -62,6 +62,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
             .to_string(),
         );
     }
+    // Ctrl-C reaches the harness too (same process group): it stops at a unit boundary and
+    // says what it kept; xtask waits for it instead of dying first
+    let interrupted = crate::hold_signals();
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
             "run",
@@ -80,6 +83,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     match status.code() {
         Some(0) => Ok(()),
         Some(1) => Err("reproduce: some experiments failed (see above)".into()),
+        Some(130) => std::process::exit(130),
+        _ if interrupted.load(std::sync::atomic::Ordering::SeqCst) => std::process::exit(130),
         Some(3) => {
             eprintln!(
                 "reproduce: stopped at the time limit with units left; run the same command again to resume"

@@ -154,6 +154,12 @@ pub enum Error {
         /// The limit and where it comes from, in words.
         limit: String,
     },
+    /// Stopping was asked for (Ctrl-C) and the work stopped at a safe point ([`crate::cancel`]).
+    #[error("interrupted: {kept}")]
+    Interrupted {
+        /// What was kept (or that nothing was written), in words.
+        kept: String,
+    },
     /// An iterative method failed numerically or did not converge.
     #[error("{algorithm}: {message}")]
     Numerical {

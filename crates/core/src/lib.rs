@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod budget;
+pub mod cancel;
 pub mod dataset;
 pub mod ensemble;
 pub mod error;
@@ -21,6 +22,7 @@ pub mod transform;
 pub mod view;
 
 pub use budget::{DeletionScratch, FeatureBudget, FeatureValues, WorstCase, check_values};
+pub use cancel::Cancel;
 pub use dataset::{Dataset, Sign, Targets};
 pub use ensemble::Ensemble;
 pub use error::{Error, Location, Result};

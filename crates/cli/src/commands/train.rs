@@ -117,6 +117,13 @@ pub(crate) fn run(
     } = prepare(args, policy, dir, learner)?;
     let deleted = train.n_missing();
     let algo = learner.name();
+    let not_written = || {
+        format!(
+            "stopped training {algo}; no model written ({} untouched)",
+            args.out.display()
+        )
+    };
+    crate::interrupt::check(not_written)?;
     let spinner = ui.spinner(
         args.json,
         format!(
@@ -126,17 +133,22 @@ pub(crate) fn run(
             train.n_features()
         ),
     );
-    let (mut fitted, hyper) = if spinner.is_hidden() {
-        registry::train_with_params(learner, &train, &given, None)?
-    } else {
-        let pb = spinner.clone();
-        let mut progress = move |msg: &str| {
+    // every iteration that reports progress is a safe point: Ctrl-C stops the solver there
+    let pb = spinner.clone();
+    let mut progress = move |msg: &str| {
+        if !pb.is_hidden() {
             pb.set_message(msg.to_string());
+        }
+        if crate::interrupt::cancel().is_requested() {
+            std::ops::ControlFlow::Break(())
+        } else {
             std::ops::ControlFlow::Continue(())
-        };
-        registry::train_with_params(learner, &train, &given, Some(&mut progress))?
+        }
     };
+    let fit = registry::train_with_params(learner, &train, &given, Some(&mut progress));
     spinner.finish_and_clear();
+    crate::interrupt::check(not_written)?;
+    let (mut fitted, hyper) = fit?;
     // what the missing-value policy did, recorded with the fit (and in the model file)
     if policy != MissingPolicy::Error {
         let d = &mut fitted.report.details;
@@ -166,6 +178,7 @@ pub(crate) fn run(
     );
     // training moments (after scaling) for the greedy-corruption attack (DSX §4)
     file.corruption_stats = Some(bulwark_adversary::CorruptionStats::fit(&train)?);
+    crate::interrupt::check(not_written)?;
     file.write(&args.out)?;
     let r = &fitted.report;
     if args.json {
