@@ -141,7 +141,8 @@ impl<R: Read> Read for Decoding<R> {
     }
 }
 
-/// A reader that fails with [`ReadFailure::LineTooLong`] once a line exceeds `limit` bytes,
+/// A reader that fails (an error that [`to_error`] makes an [`Error::TooLarge`]) once a line
+/// exceeds `limit` bytes,
 /// and remembers where each line ends (for line numbers in messages: [`LineLimit::line_at`]).
 pub struct LineLimit<R> {
     inner: R,
@@ -248,10 +249,14 @@ impl std::fmt::Debug for Input {
 /// is written, so a stream that inflates to one endless line stops at the limit. An empty file,
 /// a stream that decompresses to nothing and a corrupt one are typed errors naming the file.
 pub fn open(path: &Path, max_line: u64) -> Result<Input> {
-    let source = path.display().to_string();
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut raw = BufReader::new(file);
-    let magic = raw.fill_buf().map_err(|e| Error::io(path, e))?.to_vec();
+    open_stream(BufReader::new(file), &path.display().to_string(), max_line)
+}
+
+/// [`open`] for any stream of raw (possibly compressed) bytes; `source` is named in errors.
+pub fn open_stream(mut raw: impl BufRead + 'static, source: &str, max_line: u64) -> Result<Input> {
+    let source = source.to_string();
+    let magic = raw.fill_buf().map_err(|e| Error::io(&source, e))?.to_vec();
     if magic.is_empty() {
         return Err(Error::input(Location::source(&source), "file is empty"));
     }
@@ -269,7 +274,7 @@ pub fn open(path: &Path, max_line: u64) -> Result<Input> {
         Compression::Xz => {
             let mut compressed = Vec::new();
             raw.read_to_end(&mut compressed)
-                .map_err(|e| Error::io(path, e))?;
+                .map_err(|e| Error::io(&source, e))?;
             let mut sink = LineLimitedSink::new(max_line);
             let done = xz_streams(&compressed)
                 .into_iter()

@@ -484,7 +484,6 @@ pub fn load_path(path: &Path, format: Option<Format>) -> Result<Dataset> {
 /// [`load_path`] with [`ReadOptions`]: the format (else from the name, else from the content),
 /// the missing-value tokens and policy of CSV files.
 pub fn load_path_with(path: &Path, options: &ReadOptions) -> Result<Dataset> {
-    let format = options.format;
     let source = path.display().to_string();
     if !path.exists() {
         return Err(Error::NotFound {
@@ -493,6 +492,30 @@ pub fn load_path_with(path: &Path, options: &ReadOptions) -> Result<Dataset> {
         });
     }
     let input = open(path, options.max_line_bytes)?;
+    load_input(input, path, &source, options)
+}
+
+/// Loads CSV or LIBSVM data from bytes in memory (plain, gzip, bzip2 or xz), as [`load_path_with`]
+/// reads a file named `source`: the format from `options`, else the name, else the content. IDX
+/// images need their labels file beside them, so they are read from a path only.
+pub fn load_bytes(bytes: &[u8], source: &str, options: &ReadOptions) -> Result<Dataset> {
+    let input = crate::read::open_stream(
+        std::io::Cursor::new(bytes.to_vec()),
+        source,
+        options.max_line_bytes,
+    )?;
+    load_input(input, Path::new(source), source, options)
+}
+
+/// The rest of [`load_path_with`] once the input is open.
+fn load_input(
+    input: crate::read::Input,
+    path: &Path,
+    source: &str,
+    options: &ReadOptions,
+) -> Result<Dataset> {
+    let format = options.format;
+    let source = source.to_string();
     // the format is told from the first lines; a line cut at the end of the head is left out
     let mut head = input.head.clone();
     if !input.complete
@@ -566,8 +589,10 @@ pub struct Loaded {
 }
 
 /// Loads a built-in name or a path with [`ReadOptions`] (format, missing-value tokens and
-/// policy), reporting the records the policy `drop` left out. See [`load_spec`] for how names
-/// resolve.
+/// policy), reporting the records the policy `drop` left out. A built-in name is read from the
+/// data directory ([`resolve_data_dir`]), `wdbc` and `spambase` from their embedded copies
+/// unless a directory given by `--data-dir` or `BULWARK_DATA` holds the file; anything else is a
+/// path ([`load_path_with`]).
 pub fn load_with(
     spec: &str,
     data_dir_override: Option<&Path>,
