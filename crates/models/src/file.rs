@@ -115,7 +115,7 @@ pub struct Training {
     pub scale: Option<ScalingKind>,
     /// Error on the training data.
     pub training_error: f64,
-    /// `sha256:<hex>` of the training data as loaded (see [`crate::fingerprint`]).
+    /// `sha256:<hex>` of the training data as loaded (see [`crate::fingerprint()`]).
     pub fingerprint: String,
 }
 
