@@ -115,5 +115,16 @@ fn ci() -> Result<(), String> {
         "-D",
         "warnings",
     ])?;
+    // the documentation builds without a warning, as in .ci/run
+    println!("$ RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --no-deps");
+    let doc = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["doc", "--workspace", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .current_dir(project_root())
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !doc.success() {
+        return Err(format!("`cargo doc --workspace --no-deps` failed ({doc})"));
+    }
     cargo(&["test", "--workspace"])
 }
