@@ -5,8 +5,6 @@
 //! `target/fuzz/crashes/<target>/` (copy it to `crates/fuzz/regressions/<target>/` with the
 //! fix, so the test suite replays it).
 
-use std::process::Command;
-
 use crate::project_root;
 
 pub const USAGE: &str = "cargo xtask fuzz --minutes M [--target csv|libsvm|idx|mps|model-json|model-bin|values] [--seed S]
@@ -51,23 +49,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let keep = root.join("target/fuzz/corpus");
     let crashes = root.join("target/fuzz/crashes");
     let interrupted = crate::hold_signals();
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "-p",
-            "bulwark-fuzz",
-            "--",
-            "--seconds",
-            &(minutes * 60.0).to_string(),
-            "--keep",
-        ])
+    let status = crate::release_run("bulwark-fuzz", None)
+        .args(["--seconds", &(minutes * 60.0).to_string(), "--keep"])
         .arg(&keep)
         .arg("--crashes")
         .arg(&crashes)
         .args(&forwarded)
-        .current_dir(&root)
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if status.success() {

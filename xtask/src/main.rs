@@ -82,6 +82,18 @@ pub fn hold_signals() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
     flag
 }
 
+/// `cargo run --quiet --release -p PACKAGE [--bin BIN] --` from the workspace root: a binary of
+/// the workspace run in its own process (arguments follow).
+pub fn release_run(package: &str, bin: Option<&str>) -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.args(["run", "--quiet", "--release", "-p", package]);
+    if let Some(b) = bin {
+        c.args(["--bin", b]);
+    }
+    c.arg("--").current_dir(project_root());
+    c
+}
+
 /// The workspace root (the parent of this crate's manifest directory).
 pub fn project_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

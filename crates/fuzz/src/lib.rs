@@ -91,22 +91,22 @@ fn text_options(format: Format) -> ReadOptions {
     }
 }
 
-fn csv(bytes: &[u8]) -> String {
+/// A text file of `format` through the whole path of a file (compression, the line limit).
+fn text(bytes: &[u8], name: &str, format: Format) -> String {
     let _ = Format::sniff(bytes);
     signature(&bulwark_data::load_bytes(
         bytes,
-        "fuzz.csv",
-        &text_options(Format::Csv),
+        name,
+        &text_options(format),
     ))
 }
 
+fn csv(bytes: &[u8]) -> String {
+    text(bytes, "fuzz.csv", Format::Csv)
+}
+
 fn libsvm(bytes: &[u8]) -> String {
-    let _ = Format::sniff(bytes);
-    signature(&bulwark_data::load_bytes(
-        bytes,
-        "fuzz.svm",
-        &text_options(Format::Libsvm),
-    ))
+    text(bytes, "fuzz.svm", Format::Libsvm)
 }
 
 /// The first two bytes say where the images file ends and the labels file starts.
