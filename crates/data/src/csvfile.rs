@@ -38,7 +38,7 @@ pub fn read_csv(
         .has_headers(true)
         .flexible(true)
         .trim(csv::Trim::All)
-        .from_reader(LineLimit::new(input, options.max_line_bytes, compression));
+        .from_reader(LineLimit::new(input, options.max_line_bytes, compression).recording_lines());
     let headers = reader
         .headers()
         .map_err(|e| {

@@ -155,8 +155,12 @@ pub struct LineLimit<R> {
     /// Whether the last byte read was `\r`.
     after_cr: bool,
     /// Where each line read so far ends: its `\n`, or the `\r` of its `\r\n` (one word per
-    /// line: what the input contains).
+    /// line: what the input contains), when asked for ([`LineLimit::recording_lines`]).
     newlines: Vec<u64>,
+    /// Lines counted, whether or not their ends are recorded.
+    lines: usize,
+    /// Whether line ends are recorded.
+    record: bool,
 }
 
 impl<R> std::fmt::Debug for LineLimit<R> {
@@ -179,11 +183,19 @@ impl<R: Read> LineLimit<R> {
             current: 0,
             after_cr: false,
             newlines: Vec::new(),
+            lines: 0,
+            record: false,
         }
     }
 
-    /// The 1-based line of the record that starts at byte `offset`; an offset on the line end
-    /// before it (`\n`, or either byte of `\r\n`, where csv reports a record after CRLF) counts
+    /// Also records where each line ends, for [`LineLimit::line_at`] (one word per line).
+    pub fn recording_lines(mut self) -> Self {
+        self.record = true;
+        self
+    }
+
+    /// The 1-based line of the record that starts at byte `offset` (line ends recorded:
+    /// [`LineLimit::recording_lines`]); an offset on the line end before it (`\n`, or either byte of `\r\n`, where csv reports a record after CRLF) counts
     /// as the next line.
     pub fn line_at(&self, offset: u64) -> usize {
         self.newlines.partition_point(|&n| n <= offset) + 1
@@ -201,7 +213,10 @@ impl<R: Read> Read for LineLimit<R> {
         for (i, &b) in buf[..k].iter().enumerate() {
             let at = self.offset + i as u64;
             if b == b'\n' {
-                self.newlines.push(if self.after_cr { at - 1 } else { at });
+                self.lines += 1;
+                if self.record {
+                    self.newlines.push(if self.after_cr { at - 1 } else { at });
+                }
                 self.current = 0;
                 self.after_cr = false;
             } else {
@@ -209,7 +224,7 @@ impl<R: Read> Read for LineLimit<R> {
                 self.current += 1;
                 if self.current > self.limit {
                     return Err(std::io::Error::other(ReadFailure::LineTooLong {
-                        line: self.newlines.len() + 1,
+                        line: self.lines + 1,
                         limit: self.limit,
                         compression: self.compression,
                     }));
