@@ -245,10 +245,14 @@ fn parse() -> Result<Args, String> {
     Ok(a)
 }
 
+/// Where the last panic was (file:line:column).
+static PANIC_AT: Mutex<String> = Mutex::new(String::new());
+
 fn report_crash(c: &Crash, crashes: &Path, target: &str) -> ExitCode {
     let saved = save(&crashes.join(target), &c.input);
+    let at = PANIC_AT.lock().map(|a| a.clone()).unwrap_or_default();
     eprintln!(
-        "CRASH in {target}: panic: {}; input {}",
+        "CRASH in {target}: panic at {at}: {}; input {}",
         c.message,
         saved.map_or_else(|e| format!("not saved ({e})"), |p| p.display().to_string())
     );
@@ -263,8 +267,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // panics are caught and reported as crashes; the default hook's message would repeat them
-    std::panic::set_hook(Box::new(|_| {}));
+    // panics are caught and reported as crashes; the hook only keeps where the last one was
+    std::panic::set_hook(Box::new(|info| {
+        if let (Some(l), Ok(mut at)) = (info.location(), PANIC_AT.lock()) {
+            *at = format!("{}:{}:{}", l.file(), l.line(), l.column());
+        }
+    }));
     watchdog();
     if let Some(dir) = &args.replay {
         let mut n = 0;

@@ -208,14 +208,30 @@ impl ModelFile {
         Ok((file, model))
     }
 
-    /// Decodes bytes read from `path` (named in errors) without validating the model.
+    /// Decodes bytes read from `path` (named in errors) without validating the model. The
+    /// feature count must not exceed the file's size in bytes: every feature a model uses takes
+    /// at least a byte of it (a weight, a column of support vectors), so a larger count is only
+    /// declared, and memory sized by it later (uniform budget values, scaling) is refused here.
     pub fn decode(bytes: &[u8], path: &Path) -> Result<Self> {
         let binary = bytes.starts_with(&MAGIC) || path.extension().is_some_and(|e| e == "bin");
-        if binary {
-            Self::decode_binary(bytes, path)
+        let file = if binary {
+            Self::decode_binary(bytes, path)?
         } else {
-            Self::decode_json(bytes, path)
+            Self::decode_json(bytes, path)?
+        };
+        if file.n_features > bytes.len() {
+            return Err(Error::TooLarge {
+                location: Location::source(path.display().to_string()),
+                what: format!("n_features = {} (declared by the model)", file.n_features),
+                bytes: (file.n_features as u64).saturating_mul(8),
+                purpose: "one number per feature".into(),
+                limit: format!(
+                    "a model file of {} bytes, which can hold at most one feature per byte",
+                    bytes.len()
+                ),
+            });
         }
+        Ok(file)
     }
 
     fn decode_json(bytes: &[u8], path: &Path) -> Result<Self> {
@@ -392,7 +408,8 @@ impl ModelFile {
                 v
             }
             Encoding::Binary => {
-                let mut v = Vec::with_capacity(64 + 16 * self.n_features);
+                let mut v =
+                    Vec::with_capacity(self.n_features.saturating_mul(16).saturating_add(64));
                 v.extend_from_slice(&MAGIC);
                 v.extend_from_slice(&self.format_version.to_le_bytes());
                 postcard::to_io(self, &mut v).map_err(|e| failed(e.to_string()))?;
