@@ -143,8 +143,8 @@ pub enum Error {
     /// limit ([`crate::memory`]).
     #[error("{location}: {what} would need {} for {purpose}, more than {limit}", crate::memory::Bytes(*.bytes))]
     TooLarge {
-        /// Where the number comes from.
-        location: Location,
+        /// Where the number comes from (boxed: the variant stays small).
+        location: Box<Location>,
         /// The number and what it is (`2000000000 features (the largest feature index)`).
         what: String,
         /// What the allocation would take.

@@ -115,7 +115,7 @@ impl MemoryLimit {
             return Ok(());
         }
         Err(Error::TooLarge {
-            location: location.clone(),
+            location: Box::new(location.clone()),
             what: what.to_string(),
             bytes,
             purpose: purpose.to_string(),

@@ -108,7 +108,7 @@ pub fn to_error(e: std::io::Error, source: &str) -> Error {
             limit,
             compression,
         }) => Error::TooLarge {
-            location: Location::source(source).line(line),
+            location: Box::new(Location::source(source).line(line)),
             what: format!(
                 "a line of more than {limit} bytes{}",
                 match compression {

@@ -221,7 +221,7 @@ impl ModelFile {
         };
         if file.n_features > bytes.len() {
             return Err(Error::TooLarge {
-                location: Location::source(path.display().to_string()),
+                location: Box::new(Location::source(path.display().to_string())),
                 what: format!("n_features = {} (declared by the model)", file.n_features),
                 bytes: (file.n_features as u64).saturating_mul(8),
                 purpose: "one number per feature".into(),
