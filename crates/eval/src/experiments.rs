@@ -442,7 +442,7 @@ fn refit_units(
     let what = format!("{name} (refit {})", names.join(", "));
     obs.on_start(&what, todo.len() as u64);
     let ran = curve::run_jobs(&todo, cfg.jobs, |&k| {
-        if cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        if cfg.stopping() {
             return None;
         }
         let (t, s) = jobs[k];
