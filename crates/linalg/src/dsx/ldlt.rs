@@ -23,7 +23,7 @@ use faer::prelude::{Reborrow, ReborrowMut};
 use faer::{Accum, MatMut, MatRef, Par};
 
 /// Columns per panel.
-pub(super) const PANEL: usize = 128;
+pub(super) const PANEL: usize = 256;
 
 /// The first band's share of the trailing columns: its triangle and the rectangle below it are
 /// as much work as the other band's triangle (`1 − 1/√2` of the columns).
