@@ -115,7 +115,7 @@ fn the_text_corpus_loads_sparse_with_words_and_classes() {
     };
     assert_eq!(x.nnz(), 715_072);
     assert!(x.values().iter().all(|&v| v == 1.0), "binary word features");
-    let words = d.feature_names();
+    let words = d.feature_names().to_vec();
     // ordered by document frequency: the most frequent word first
     assert_eq!(&words[..3], ["the", "to", "and"]);
     assert!(

@@ -120,8 +120,8 @@ fn human_seconds(s: f64) -> String {
     }
 }
 
-/// The prediction for every method and the resolved choice
-/// ([`DsxSystem::plan`](super::DsxSystem::plan)).
+/// The prediction for every method and the resolved choice, made when a system is built
+/// ([`DsxSystem::normal_equations_plan`](super::DsxSystem::normal_equations_plan)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NormalEquationsPlan {
     /// Number of examples.
