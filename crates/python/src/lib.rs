@@ -13,6 +13,7 @@
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bulwark_adversary::CorruptionStats;
 use bulwark_core::{
@@ -504,13 +505,13 @@ fn fit(
         ),
         None => None,
     };
-    let interrupted = std::sync::atomic::AtomicBool::new(false);
-    let result = py.detach(|| -> Result<Model, Error> {
+    let interrupted = AtomicBool::new(false);
+    let work = || -> Result<Model, Error> {
         let data = dataset(xv, y, &classes, w, feature_names, learner, allow_missing)?;
         let fp = fingerprint(&data);
+        // every iteration that reports progress is a safe point: Ctrl-C stops the solver there
         let mut progress = |_: &str| {
-            if Python::attach(|py| py.check_signals()).is_err() {
-                interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
+            if interrupted.load(Ordering::Relaxed) {
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
@@ -550,13 +551,66 @@ fn fit(
             file,
             model: fitted.model,
         })
-    });
-    if interrupted.load(std::sync::atomic::Ordering::Relaxed) {
+    };
+    let result = run_interruptible(py, &interrupted, work);
+    if interrupted.load(Ordering::Relaxed) {
         return Err(PyKeyboardInterrupt::new_err(format!(
             "stopped training {algo} (Ctrl-C); no model"
         )));
     }
     result.map_err(py_err)
+}
+
+/// Runs `work` on a worker thread with the GIL released while this (the calling) thread waits
+/// for it and, between waits, lets Python handle signals: Ctrl-C (`SIGINT`'s handler raising
+/// `KeyboardInterrupt`, which only the main thread runs) sets `interrupted`, which the work reads
+/// at its safe points. The result arrives through a channel, so a fit ends without polling delay.
+fn run_interruptible<T: Send>(
+    py: Python<'_>,
+    interrupted: &AtomicBool,
+    work: impl FnOnce() -> Result<T, Error> + Send,
+) -> Result<T, Error> {
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        s.spawn(move || {
+            // a panic in the library becomes a typed error, not a crash of the interpreter
+            let r =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|p| {
+                    let msg = p
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "unknown panic".into());
+                    Err(Error::Numerical {
+                        algorithm: "bulwark".into(),
+                        message: format!("panicked: {msg}"),
+                    })
+                });
+            let _ = tx.send(r);
+        });
+        let mut rx = rx;
+        loop {
+            let (got, back) = py.detach(move || {
+                let got = rx.recv_timeout(std::time::Duration::from_millis(100));
+                (got, rx)
+            });
+            rx = back;
+            match got {
+                Ok(r) => return r,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if py.check_signals().is_err() {
+                        interrupted.store(true, Ordering::Relaxed);
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(Error::Numerical {
+                        algorithm: "bulwark".into(),
+                        message: "the worker thread ended without a result".into(),
+                    });
+                }
+            }
+        }
+    })
 }
 
 /// The library's data set for a fit: two classes are a binary task (`classes[1]` is +1), more
