@@ -185,3 +185,23 @@ def test_the_gil_is_released_during_a_fit():
     # the main thread kept running Python while the fit ran (a held GIL allows ~no ticks)
     assert elapsed > 0.05, elapsed
     assert len(ticks) > 0.3 * elapsed / 0.0011, (len(ticks), elapsed)
+
+
+def test_the_native_module_refuses_malformed_input(blobs):
+    X, y = blobs
+    model = bulwark.LP().fit(X, y)._model
+    data, indices = np.array([1.0, 2.0]), np.array([0, 1], dtype=np.int64)
+    for indptr in ([0, 2, 1], [1, 1, 2], [0, 1, 3]):
+        bad = (data, indices, np.array(indptr, dtype=np.int64), 2, 4)
+        with pytest.raises(ValueError, match="inconsistent CSR arrays"):
+            model.decision_function(bad)
+    with pytest.raises(ValueError, match="column index 7"):
+        model.decision_function((data, np.array([0, 7], dtype=np.int64), np.array([0, 1, 2], dtype=np.int64), 2, 4))
+    with pytest.raises(TypeError):
+        model.decision_function([[1.0, 2.0]])
+    with pytest.raises(ValueError, match="class indices"):
+        _native.fit("lp", X, np.full(len(y), 5, dtype=np.int64), ["a", "b"], {})
+    with pytest.raises(ValueError, match="non-finite|NaN"):
+        Xn = X.copy()
+        Xn[0, 0] = np.inf
+        _native.fit("lp", Xn, np.zeros(len(y), dtype=np.int64) + (np.arange(len(y)) % 2), ["a", "b"], {})

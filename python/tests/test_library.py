@@ -111,6 +111,8 @@ def test_contamination(blobs):
 
 
 def test_datasets_load(tmp_path):
+    usps = datasets.load("usps")  # the repository's data folder (or $BULWARK_DATA)
+    assert usps.data.shape == (11000, 256) and len(usps.target_names) == 10
     wdbc = datasets.load("wdbc")
     assert wdbc.data.shape[0] == len(wdbc.target) == 569
     assert len(wdbc.target_names) == 2

@@ -182,7 +182,12 @@ impl XView<'_> {
         };
         let ptr = conv(indptr, "CSR row pointer")?;
         let idx = conv(indices, "column index")?;
-        if ptr.len() != rows + 1 || idx.len() != data.len() || ptr.last() != Some(&idx.len()) {
+        if ptr.len() != rows + 1
+            || idx.len() != data.len()
+            || ptr.first() != Some(&0)
+            || ptr.last() != Some(&idx.len())
+            || ptr.windows(2).any(|w| w[0] > w[1])
+        {
             return Err(csr_error(format!(
                 "inconsistent CSR arrays ({} row pointers for {rows} rows, {} indices, {} values)",
                 ptr.len(),
