@@ -182,9 +182,10 @@ def test_the_gil_is_released_during_a_fit():
         time.sleep(0.001)
     t.join()
     elapsed = time.perf_counter() - start
-    # the main thread kept running Python while the fit ran (a held GIL allows ~no ticks)
+    # the main thread kept running Python while the fit ran: a GIL held by the fit would
+    # allow a tick or two (at its start and end); a loaded machine still allows many
     assert elapsed > 0.05, elapsed
-    assert len(ticks) > 0.3 * elapsed / 0.0011, (len(ticks), elapsed)
+    assert len(ticks) >= max(10, 0.1 * elapsed / 0.001), (len(ticks), elapsed)
 
 
 def test_the_native_module_refuses_malformed_input(blobs):
