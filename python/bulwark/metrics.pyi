@@ -1,0 +1,6 @@
+from typing import Any, Callable, Sequence
+
+from numpy.typing import ArrayLike
+
+def robust_accuracy(estimator: Any, X: ArrayLike, y: ArrayLike, *, attack: str = ..., budget: float = ..., seed: int = ..., values: Sequence[float] | None = ...) -> float: ...
+def make_robust_scorer(attack: str = ..., budget: float = ..., *, seed: int = ..., values: Sequence[float] | None = ...) -> Callable[..., float]: ...
