@@ -178,8 +178,8 @@ pub struct ReadArgs {
 /// `bulwark data info`
 #[derive(Debug, Args)]
 pub struct DataInfoArgs {
-    /// Built-in name (wdbc, spambase, ionosphere, pima, splice, wine, usps, mnist10k, spamassassin) or a
-    /// path.
+    /// Built-in name (wdbc, spambase, ionosphere, pima, splice, wine, housevotes84, breastcancer,
+    /// pima2, usps, mnist10k, spamassassin) or a path.
     pub data: String,
     /// How the file is read.
     #[command(flatten)]
