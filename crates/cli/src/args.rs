@@ -309,7 +309,8 @@ pub struct EvalData {
     #[arg(long, value_name = "CLASS")]
     pub positive: Option<String>,
     /// Feature values of the adversary's budget: `model` (those the model was trained with,
-    /// else uniform), uniform, mi (computed on these data) or a file with one value per line.
+    /// else uniform), uniform, mi (computed on these data), missingness (the surprise of each
+    /// feature's missing rate in these data) or a file with one value per line.
     #[arg(long, default_value = "model")]
     pub values: String,
     /// How the data file is read (missing cells are deleted features, counted against the budget).
