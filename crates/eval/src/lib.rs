@@ -14,6 +14,7 @@ pub mod plot;
 pub mod poisoning;
 pub mod report;
 pub mod rolr;
+pub mod select;
 pub mod sklearn;
 pub mod stats;
 pub mod synth;
