@@ -266,7 +266,11 @@ fn models_from_another_crate_version_of_the_same_format_load() {
     // predictions
     let (v3, v4) = (fixture("model-v3-from-0.0.2.bin"), tmp("v3-to-v4.bin"));
     let out = v4.to_str().unwrap();
-    assert!(bulwark(&["model", "convert", &v3, "--out", out]).status.success());
+    assert!(
+        bulwark(&["model", "convert", &v3, "--out", out])
+            .status
+            .success()
+    );
     let info = ok_json(&["model", "info", out, "--json"]);
     assert_eq!(info["format_version"], 4);
     assert!(info["selection"].is_null());
@@ -274,7 +278,10 @@ fn models_from_another_crate_version_of_the_same_format_load() {
 }
 
 fn models_of_an_older_format_load(name: &str, version: u32, crate_version: &str) {
-    let (j, b) = (fixture(&format!("{name}.json")), fixture(&format!("{name}.bin")));
+    let (j, b) = (
+        fixture(&format!("{name}.json")),
+        fixture(&format!("{name}.bin")),
+    );
     for m in [&j, &b] {
         let info = ok_json(&["model", "info", m, "--json"]);
         assert_eq!(info["crate_version"], crate_version, "{m}");
