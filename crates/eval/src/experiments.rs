@@ -266,8 +266,8 @@ pub fn synth1_with(
                     .iter()
                     .map(|m| m.error_rate(on))
                     .collect::<Result<_, _>>()?;
-                Ok((0..errs.len())
-                    .min_by(|&a, &b| errs[a].total_cmp(&errs[b]).then(a.cmp(&b)))
+                let scores: Vec<Option<f64>> = errs.into_iter().map(Some).collect();
+                Ok(crate::select::best(&scores, crate::select::Ties::First)
                     .expect("non-empty grid"))
             };
             // LP: C tuned on the validation split attacked like the test set (both copies removed)
