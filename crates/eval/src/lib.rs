@@ -10,6 +10,7 @@ pub mod guru_multiclass;
 pub mod io;
 pub mod kls;
 pub mod learner;
+pub mod missing_real;
 pub mod plot;
 pub mod poisoning;
 pub mod report;

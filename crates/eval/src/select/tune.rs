@@ -281,7 +281,7 @@ pub fn tune(
                     "threat",
                     spec.threat,
                     format!(
-                        "a threat a {} model can be scored under (none, missing, random-delete:N, uniform-noise:X or a contamination): the greedy attacks read a binary linear model's weights",
+                        "a threat this {} model can be scored under (none, missing, random-delete:N, uniform-noise:X or a contamination): the greedy attacks read a binary linear model's weights",
                         fitted.model.kind()
                     ),
                 ));
