@@ -131,27 +131,14 @@ pub fn find_python() -> Result<PathBuf, String> {
     ))
 }
 
-fn push_part(buf: &mut Vec<u8>, d: &Dataset) -> Result<(), Error> {
+/// Appends `d`'s rows (its missing cells as NaN, scikit-learn's missing value, when
+/// `missing_as_nan`; else the 0 they hold) and then its labels, as little-endian `f64`s.
+fn push_part(buf: &mut Vec<u8>, d: &Dataset, missing_as_nan: bool) -> Result<(), Error> {
     let n = d.n_features();
     let mut row = vec![0.0; n];
     for i in 0..d.len() {
         d.row(i).to_dense_into(&mut row);
-        row.iter()
-            .for_each(|v| buf.extend_from_slice(&v.to_le_bytes()));
-    }
-    for y in d.binary_labels()? {
-        buf.extend_from_slice(&y.as_f64().to_le_bytes());
-    }
-    Ok(())
-}
-
-/// [`push_part`] with the missing cells as NaN (scikit-learn's missing value).
-fn push_part_nan(buf: &mut Vec<u8>, d: &Dataset) -> Result<(), Error> {
-    let n = d.n_features();
-    let mut row = vec![0.0; n];
-    for i in 0..d.len() {
-        d.row(i).to_dense_into(&mut row);
-        if let Some(m) = d.missing() {
+        if let (true, Some(m)) = (missing_as_nan, d.missing()) {
             for &j in m.row(i) {
                 row[j] = f64::NAN;
             }
@@ -163,6 +150,41 @@ fn push_part_nan(buf: &mut Vec<u8>, d: &Dataset) -> Result<(), Error> {
         buf.extend_from_slice(&y.as_f64().to_le_bytes());
     }
     Ok(())
+}
+
+fn failure(message: String) -> Error {
+    Error::Numerical {
+        algorithm: "scikit-learn reference".into(),
+        message,
+    }
+}
+
+/// A request: `head` with the feature count `d`, the part sizes `sizes` and the payload length
+/// `bytes` added, a newline, then every part (rows, then labels).
+fn request(
+    mut head: serde_json::Value,
+    parts: &[&Dataset],
+    missing_as_nan: bool,
+) -> Result<Vec<u8>, Error> {
+    let d = parts.first().map_or(0, |p| p.n_features());
+    // each row's features and its label, as f64
+    let bytes = 8 * (d + 1) * parts.iter().map(|p| p.len()).sum::<usize>();
+    head["d"] = d.into();
+    head["sizes"] = parts.iter().map(|p| p.len()).collect::<Vec<_>>().into();
+    head["bytes"] = bytes.into();
+    let mut request = head.to_string().into_bytes();
+    request.push(b'\n');
+    let start = request.len();
+    request.reserve(bytes);
+    for part in parts {
+        push_part(&mut request, part, missing_as_nan)?;
+    }
+    if request.len() - start != bytes {
+        return Err(failure(
+            "the parts differ in their number of features".into(),
+        ));
+    }
+    Ok(request)
 }
 
 /// The `C` grid of the imputation references (the most regular first).
@@ -381,22 +403,18 @@ impl Sklearn {
         script: &str,
         request: &[u8],
     ) -> Result<serde_json::Value, Error> {
-        let fail = |message: String| Error::Numerical {
-            algorithm: "scikit-learn reference".into(),
-            message,
-        };
         let idle = pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let mut worker = match idle {
             Some(w) => w,
-            None => Worker::spawn(&self.python, script).map_err(fail)?,
+            None => Worker::spawn(&self.python, script).map_err(failure)?,
         };
-        let line = worker.ask(request).map_err(fail)?;
+        let line = worker.ask(request).map_err(failure)?;
         // a worker that answered (even with an error of its own) serves the next call
         pool.lock().unwrap_or_else(|p| p.into_inner()).push(worker);
         let value: serde_json::Value =
-            serde_json::from_str(&line).map_err(|e| fail(format!("its output: {e}")))?;
+            serde_json::from_str(&line).map_err(|e| failure(format!("its output: {e}")))?;
         if let Some(e) = value.get("error").filter(|e| e.is_string()) {
-            return Err(fail(e.as_str().unwrap_or_default().trim().to_string()));
+            return Err(failure(e.as_str().unwrap_or_default().trim().to_string()));
         }
         Ok(value)
     }
@@ -409,33 +427,14 @@ impl Sklearn {
         test: &Dataset,
         seed: u64,
     ) -> Result<References, Error> {
-        let fail = |message: String| Error::Numerical {
-            algorithm: "scikit-learn reference".into(),
-            message,
-        };
-        let parts = [train, val, test];
-        // each row's features and its label, as f64
-        let bytes = 8 * (train.n_features() + 1) * parts.iter().map(|p| p.len()).sum::<usize>();
         let head = serde_json::json!({
-            "d": train.n_features(),
-            "sizes": [train.len(), val.len(), test.len()],
             "seed": seed % (1 << 31),
             "lr_c": LR_C,
             "sgd_alpha": SGD_ALPHA,
-            "bytes": bytes,
         });
-        let mut request = head.to_string().into_bytes();
-        request.push(b'\n');
-        let start = request.len();
-        request.reserve(bytes);
-        for part in parts {
-            push_part(&mut request, part)?;
-        }
-        if request.len() - start != bytes {
-            return Err(fail("the parts differ in their number of features".into()));
-        }
+        let request = request(head, &[train, val, test], false)?;
         let value = self.ask(&self.idle, SCRIPT, &request)?;
-        serde_json::from_value(value).map_err(|e| fail(format!("its output: {e}")))
+        serde_json::from_value(value).map_err(|e| failure(format!("its output: {e}")))
     }
 
     /// The references for records with missing cells: trained on `train`, tested on `test`
@@ -452,32 +451,14 @@ impl Sklearn {
         folds: usize,
         seed: u64,
     ) -> Result<MissingReferences, Error> {
-        let fail = |message: String| Error::Numerical {
-            algorithm: "scikit-learn reference".into(),
-            message,
-        };
-        let parts = [train, test];
-        let bytes = 8 * (train.n_features() + 1) * parts.iter().map(|p| p.len()).sum::<usize>();
         let head = serde_json::json!({
-            "d": train.n_features(),
-            "sizes": [train.len(), test.len()],
             "seed": seed % (1 << 31),
             "folds": folds,
             "c": MISSING_C,
-            "bytes": bytes,
         });
-        let mut request = head.to_string().into_bytes();
-        request.push(b'\n');
-        let start = request.len();
-        request.reserve(bytes);
-        for part in parts {
-            push_part_nan(&mut request, part)?;
-        }
-        if request.len() - start != bytes {
-            return Err(fail("the parts differ in their number of features".into()));
-        }
+        let request = request(head, &[train, test], true)?;
         let value = self.ask(&self.idle_missing, MISSING_SCRIPT, &request)?;
-        serde_json::from_value(value).map_err(|e| fail(format!("its output: {e}")))
+        serde_json::from_value(value).map_err(|e| failure(format!("its output: {e}")))
     }
 }
 

@@ -203,7 +203,7 @@ fn with_tolerance(p: HyperParams, t: Option<f64>) -> HyperParams {
 impl From<ModelFileV2> for ModelFile {
     fn from(v: ModelFileV2) -> Self {
         let r = v.report;
-        ModelFile {
+        ModelFileV3 {
             format: v.format,
             format_version: v.format_version,
             crate_version: v.crate_version,
@@ -216,7 +216,6 @@ impl From<ModelFileV2> for ModelFile {
             corruption_stats: v.corruption_stats,
             hyper_parameters: params(v.hyper_parameters),
             training: v.training,
-            selection: None,
             report: FitReport {
                 algorithm: r.algorithm,
                 // version 2 did not record the solver
@@ -229,5 +228,6 @@ impl From<ModelFileV2> for ModelFile {
                 ..FitReport::default()
             },
         }
+        .into()
     }
 }

@@ -30,6 +30,7 @@ mod tune;
 
 pub use grid::{Axis, Grid};
 pub use threat::{Contaminant, Patterns, TestAttack, Threat};
+pub(crate) use tune::no_panic;
 pub use tune::{Chosen, Step, TuneSpec, fit_chosen, tune};
 
 /// Which of several equal scores [`best`] takes.

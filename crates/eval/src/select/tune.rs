@@ -120,26 +120,29 @@ fn params_for(spec: &TuneSpec, point: &HyperParams, train: &Dataset) -> Result<H
     registry::resolve(spec.learner, &given, train)
 }
 
-/// `learner.fit`, a panic inside it turned into a numerical failure of this fit.
-fn fit(
-    learner: &dyn Learner,
-    data: &Dataset,
-    params: &HyperParams,
-) -> Result<bulwark_core::Fitted<AnyModel>> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        learner.fit(data, params, None)
-    }))
-    .unwrap_or_else(|p| {
+/// `f()`, a panic inside it turned into an [`Error::Numerical`] of `algorithm`: one bad fit costs a
+/// grid point, not the run.
+pub(crate) fn no_panic<T>(algorithm: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
         let msg = p
             .downcast_ref::<String>()
             .cloned()
             .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_else(|| "unknown panic".into());
         Err(Error::Numerical {
-            algorithm: learner.name().into(),
+            algorithm: algorithm.into(),
             message: format!("panicked: {msg}"),
         })
     })
+}
+
+/// `learner.fit` under [`no_panic`].
+fn fit(
+    learner: &dyn Learner,
+    data: &Dataset,
+    params: &HyperParams,
+) -> Result<bulwark_core::Fitted<AnyModel>> {
+    no_panic(learner.name(), || learner.fit(data, params, None))
 }
 
 fn describe(point: &HyperParams) -> String {
