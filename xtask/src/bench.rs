@@ -67,7 +67,17 @@ const TARGET_RSS_OVER_DENSE: f64 = 10.0;
 /// these LPs can take hours: the case is then reported as not solved within it).
 const REAL_TIME_LIMIT: f64 = 1800.0;
 
-const USAGE: &str = "usage: cargo xtask bench lp [--no-highs] [--no-mnist] [--no-fashion] [--clarabel]\n       cargo xtask bench sweep [--no-fashion]";
+/// HiGHS's time limit on every case but the large text one, in seconds.
+const HIGHS_TIME_LIMIT: f64 = 600.0;
+/// Issue 61's limits for the 20 000 × 100 000 text case: our memory limit (MiB) and time limit
+/// (s); the issue's target is an answer within them or its typed error within
+/// `TEXT_ERROR_SECONDS`.
+const TEXT_LIMITS: (u64, f64) = (4096, 600.0);
+const TEXT_ERROR_SECONDS: f64 = 10.0;
+/// Issue 61's memory target on `sparse-2000x20000-0.005` (MiB).
+const TEXT_SPARSE_RSS_MIB: f64 = 1024.0;
+
+const USAGE: &str = "usage: cargo xtask bench lp [--no-highs] [--no-mnist] [--no-fashion] [--no-text] [--clarabel]\n       cargo xtask bench sweep [--no-fashion]";
 
 /// One case of the benchmark.
 struct Case {
@@ -79,6 +89,13 @@ struct Case {
     /// Our solves per run and the peers' solves.
     repeat: usize,
     peer_repeat: usize,
+    /// Our structured IPM's memory limit (MiB) and each attempt's time limit (s), when the case
+    /// sets them (the text case beyond the dense methods' reach: `TEXT_LIMITS`).
+    limits: Option<(u64, f64)>,
+    /// Example screening at its defaults, as `bulwark train` runs it (otherwise off).
+    screening: bool,
+    /// HiGHS's time limit (s).
+    highs_time_limit: f64,
 }
 
 /// What one solver reported on one case (one JSON line, see the runners).
@@ -115,6 +132,7 @@ fn run_ours(
     threads: usize,
     repeat: usize,
     fashion: Option<&Path>,
+    settings: Option<&Case>,
 ) -> Result<Run, String> {
     let out = root
         .join("target/bench")
@@ -131,6 +149,15 @@ fn run_ours(
     let log = root
         .join("target/bench")
         .join(format!("{case}-t{threads}.log"));
+    if let Some(c) = settings {
+        if let Some((mib, seconds)) = c.limits {
+            cmd.env("LP_BENCH_MEMORY_LIMIT_MIB", mib.to_string())
+                .env("LP_BENCH_TIME_LIMIT", seconds.to_string());
+        }
+        if c.screening {
+            cmd.env("LP_BENCH_SCREENING", "1");
+        }
+    }
     if let Some(dir) = fashion {
         let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         cmd.env("LP_BENCH_FASHION", dir.join("train-images-idx3-ubyte.gz"))
@@ -313,7 +340,7 @@ fn highs_python(root: &Path) -> Result<PathBuf, String> {
     python_with(root, "highspy", "highspy", HIGHSPY_VERSION, "venv")
 }
 
-fn run_highs(root: &Path, python: &Path, mps: &Path, repeat: usize) -> Peer {
+fn run_highs(root: &Path, python: &Path, mps: &Path, repeat: usize, time_limit: f64) -> Peer {
     let mut runs = Vec::new();
     for k in 0..repeat {
         println!(
@@ -324,6 +351,7 @@ fn run_highs(root: &Path, python: &Path, mps: &Path, repeat: usize) -> Peer {
         let out = Command::new(python)
             .arg(root.join("xtask/scripts/highs_lp.py"))
             .arg(mps)
+            .arg(time_limit.to_string())
             .output();
         let s = match out {
             Ok(o) => String::from_utf8_lossy(&o.stdout).trim().to_string(),
@@ -524,10 +552,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if args.first().map(String::as_str) != Some("lp") {
         return Err(USAGE.into());
     }
-    if let Some(bad) = args[1..]
-        .iter()
-        .find(|a| !["--no-highs", "--no-mnist", "--no-fashion", "--clarabel"].contains(&a.as_str()))
-    {
+    if let Some(bad) = args[1..].iter().find(|a| {
+        ![
+            "--no-highs",
+            "--no-mnist",
+            "--no-fashion",
+            "--no-text",
+            "--clarabel",
+        ]
+        .contains(&a.as_str())
+    }) {
         return Err(format!("unknown option `{bad}`\n{USAGE}"));
     }
     let root = project_root();
@@ -553,6 +587,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
             clarabel: true,
             repeat: REPEAT,
             peer_repeat: REPEAT,
+            limits: None,
+            screening: false,
+            highs_time_limit: HIGHS_TIME_LIMIT,
         },
         Case {
             name: "dense-1000x100",
@@ -561,6 +598,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
             clarabel: true,
             repeat: REPEAT,
             peer_repeat: REPEAT,
+            limits: None,
+            screening: false,
+            highs_time_limit: HIGHS_TIME_LIMIT,
         },
     ];
     if !no_mnist {
@@ -571,48 +611,63 @@ pub fn run(args: &[String]) -> Result<(), String> {
             clarabel: with_clarabel,
             repeat: REPEAT,
             peer_repeat: 1,
+            limits: None,
+            screening: false,
+            highs_time_limit: HIGHS_TIME_LIMIT,
         });
     }
 
-    let mut reports = Vec::new();
-    for case in &cases {
-        let mps = root.join("target/bench").join(format!("{}.mps", case.name));
-        let any_peer = case.clarabel || (case.highs && python.is_ok());
-        if any_peer {
-            write_mps(&root, case.name, &mps)?;
-        }
-        let one = run_ours(&root, case.name, 1, case.repeat, None)?;
-        let all = if cores > 1 {
-            Some(run_ours(&root, case.name, cores, case.repeat, None)?)
-        } else {
-            None
-        };
-        let mut peers = Vec::new();
-        if case.highs {
-            peers.push(match &python {
-                Ok(py) => run_highs(&root, py, &mps, case.peer_repeat),
-                Err(e) => Peer::NotRun(format!("HiGHS: {e}")),
-            });
-        } else {
-            peers.push(Peer::NotRun(format!(
-                "HiGHS: not run on this case (the bench runs it on {})",
-                cases
-                    .iter()
-                    .filter(|c| c.highs)
-                    .map(|c| format!("`{}`", c.name))
-                    .collect::<Vec<_>>()
-                    .join(" and ")
-            )));
-        }
-        if case.clarabel {
-            peers.push(run_clarabel(&root, &mps, case.peer_repeat)?);
-        } else {
-            peers.push(Peer::NotRun(
-                "Clarabel: not run on this case (`--clarabel` adds it; 10–20 minutes)".into(),
-            ));
-        }
-        reports.push((case, one, all, peers));
-    }
+    let reports: Vec<Report<'_>> = cases
+        .iter()
+        .map(|case| run_case(&root, case, &cases, &python, cores))
+        .collect::<Result<_, _>>()?;
+
+    // issue 61's text-shaped cases: the real corpus, the synthetic 2000 × 20000 at 0.5 %, and the
+    // 20 000 × 100 000 Zipf case beyond the dense methods' reach (with issue 61's limits and
+    // screening, as `bulwark train` runs it)
+    let text_cases: Vec<Case> = if args.iter().any(|a| a == "--no-text") {
+        Vec::new()
+    } else {
+        vec![
+            Case {
+                name: "spamassassin",
+                real: true,
+                highs: true,
+                clarabel: true,
+                repeat: REPEAT,
+                peer_repeat: 1,
+                limits: None,
+                screening: false,
+                highs_time_limit: HIGHS_TIME_LIMIT,
+            },
+            Case {
+                name: "sparse-2000x20000-0.005",
+                real: false,
+                highs: true,
+                clarabel: true,
+                repeat: REPEAT,
+                peer_repeat: 1,
+                limits: None,
+                screening: false,
+                highs_time_limit: HIGHS_TIME_LIMIT,
+            },
+            Case {
+                name: "zipf-20000x100000-60",
+                real: false,
+                highs: true,
+                clarabel: with_clarabel,
+                repeat: 1,
+                peer_repeat: 1,
+                limits: Some(TEXT_LIMITS),
+                screening: true,
+                highs_time_limit: TEXT_LIMITS.1,
+            },
+        ]
+    };
+    let text_reports: Vec<Report<'_>> = text_cases
+        .iter()
+        .map(|case| run_case(&root, case, &text_cases, &python, cores))
+        .collect::<Result<_, _>>()?;
 
     let real: Vec<(&str, Result<Run, String>)> = if args.iter().any(|a| a == "--no-fashion") {
         REAL_TARGETS
@@ -623,7 +678,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         match crate::sweep::fashion_mnist(&root) {
             Ok(dir) => REAL_TARGETS
                 .iter()
-                .map(|t| (t.0, run_ours(&root, t.0, cores, 1, Some(&dir))))
+                .map(|t| (t.0, run_ours(&root, t.0, cores, 1, Some(&dir), None)))
                 .collect(),
             Err(e) => REAL_TARGETS
                 .iter()
@@ -650,10 +705,185 @@ pub fn run(args: &[String]) -> Result<(), String> {
         &reports,
     );
     render_real(&mut md, &real);
+    render_text(&mut md, &text_reports);
     let path = root.join("docs/perf.md");
     std::fs::write(&path, md).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("wrote {}", path.display());
     Ok(())
+}
+
+/// Our solver (one thread, and every core) and the peers on `case`; `all`: the cases of its
+/// group (named when a peer is not run on this one).
+fn run_case<'c>(
+    root: &Path,
+    case: &'c Case,
+    all: &[Case],
+    python: &Result<PathBuf, String>,
+    cores: usize,
+) -> Result<Report<'c>, String> {
+    let mps = root.join("target/bench").join(format!("{}.mps", case.name));
+    let any_peer = case.clarabel || (case.highs && python.is_ok());
+    if any_peer {
+        write_mps(root, case.name, &mps)?;
+    }
+    let one = run_ours(root, case.name, 1, case.repeat, None, Some(case))?;
+    let every = if cores > 1 {
+        Some(run_ours(
+            root,
+            case.name,
+            cores,
+            case.repeat,
+            None,
+            Some(case),
+        )?)
+    } else {
+        None
+    };
+    let mut peers = Vec::new();
+    if case.highs {
+        peers.push(match python {
+            Ok(py) => run_highs(root, py, &mps, case.peer_repeat, case.highs_time_limit),
+            Err(e) => Peer::NotRun(format!("HiGHS: {e}")),
+        });
+    } else {
+        peers.push(Peer::NotRun(format!(
+            "HiGHS: not run on this case (the bench runs it on {})",
+            all.iter()
+                .filter(|c| c.highs)
+                .map(|c| format!("`{}`", c.name))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )));
+    }
+    if case.clarabel {
+        peers.push(run_clarabel(root, &mps, case.peer_repeat)?);
+    } else {
+        peers.push(Peer::NotRun(
+            "Clarabel: not run on this case (`--clarabel` adds it)".into(),
+        ));
+    }
+    Ok((case, one, every, peers))
+}
+
+/// The section of issue 61's text-shaped cases: ours on one thread against each peer on one
+/// thread, the normal-equations method the cost model chose, peak memory, and the targets.
+fn render_text(md: &mut String, reports: &[Report<'_>]) {
+    if reports.is_empty() {
+        md.push_str("\n## Text-shaped data (issue 61)\n\nNot run (`--no-text`).\n");
+        return;
+    }
+    md.push_str(&format!(
+        "\n## Text-shaped data (issue 61)\n\nThe real corpus (a binary bag of words of the words \
+         in at least 20 e-mails), a synthetic case with more features than examples at 0.5 % \
+         non-zeros, and a Zipf case of the size of a real corpus (shapes and densities in the \
+         table). Ours (`lp_bench`, uniform feature values, C = 1) on one thread against each \
+         peer on one thread, on the identical LP; *method* is the normal equations' method the \
+         cost model chose. The large Zipf case runs with issue 61's limits, a memory limit of \
+         {} MiB and a time limit of {:.0} s, and example screening at its defaults (as `bulwark \
+         train` runs it): the target is an answer within them, or their typed error within \
+         {TEXT_ERROR_SECONDS:.0} s. HiGHS's time limit is {HIGHS_TIME_LIMIT:.0} s, {:.0} s on \
+         the large case.\n\n\
+         | case | data | m × n | non-zeros | N | ours: method, status | ours s, 1 thread \
+         (iterations) | ours s, all cores | peak RSS MiB | peer (1 thread) | peer s (status, \
+         iterations) | **ratio, 1 vs 1 thread** | objective, relative difference | target \
+         (issue 61) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        TEXT_LIMITS.0, TEXT_LIMITS.1, TEXT_LIMITS.1
+    ));
+    for (case, one, every, peers) in reports {
+        let error = text(&one.json, "error");
+        let status = match (&error, raw(&one.json, "converged").as_deref()) {
+            (Some(e), _) => format!("typed error: {}", cell(e)),
+            (None, Some("true")) => "optimal".to_string(),
+            _ => "not converged".to_string(),
+        };
+        let method = text(&one.json, "normal_equations").unwrap_or_else(|| "—".into());
+        let ours_s = if error.is_some() {
+            one.num("seconds")
+        } else {
+            one.num("seconds_median")
+        };
+        let target = match case.name {
+            "sparse-2000x20000-0.005" => format!(
+                "no slower than HiGHS's IPM; ≤ {TEXT_SPARSE_RSS_MIB:.0} MiB; objective = \
+                 HiGHS's to 1e-6"
+            ),
+            "zipf-20000x100000-60" => format!(
+                "≤ {} MiB and ≤ {:.0} s, or the typed error within {TEXT_ERROR_SECONDS:.0} s",
+                TEXT_LIMITS.0, TEXT_LIMITS.1
+            ),
+            _ => "objective = HiGHS's to 1e-6".to_string(),
+        };
+        let peer_rows: Vec<(String, String, String, String)> = peers
+            .iter()
+            .map(|p| match p {
+                Peer::Ran { label, runs, .. } => {
+                    let r = &runs[0];
+                    let peer_s = median(runs.iter().map(|r| r.num("seconds")).collect());
+                    let solved = runs.iter().all(peer_optimal);
+                    let diff = if solved && error.is_none() {
+                        format!(
+                            "{:.1e}",
+                            ((r.num("objective") - one.num("objective")) / one.num("objective"))
+                                .abs()
+                        )
+                    } else {
+                        "—".into()
+                    };
+                    (
+                        cell(label.split(':').next().unwrap_or(label)),
+                        format!(
+                            "{peer_s:.1} ({}, {})",
+                            cell(&r.text("status")),
+                            r.num("iterations")
+                        ),
+                        if solved && error.is_none() {
+                            format!("**{}**", ratio(peer_s, ours_s))
+                        } else {
+                            "—".into()
+                        },
+                        diff,
+                    )
+                }
+                Peer::NotRun(why) => (cell(why), "—".into(), "—".into(), "—".into()),
+            })
+            .collect();
+        for (k, (peer, peer_s, r, diff)) in peer_rows.iter().enumerate() {
+            let first = k == 0;
+            md.push_str(&format!(
+                "| `{}` | {} | {} × {} | {:.2} % | {} | {} | {} | {} | {} | {peer} | {peer_s} | \
+                 {r} | {diff} | {} |\n",
+                case.name,
+                if first {
+                    cell(&one.text("data"))
+                } else {
+                    "〃".into()
+                },
+                one.num("m"),
+                one.num("n"),
+                100.0 * one.num("nnz") / (one.num("m") * one.num("n")),
+                one.num("budget"),
+                if first {
+                    format!("{method}, {status}")
+                } else {
+                    "〃".into()
+                },
+                if first {
+                    format!("{ours_s:.2} ({})", one.num("iterations"))
+                } else {
+                    "〃".into()
+                },
+                every
+                    .as_ref()
+                    .map_or("—".into(), |a| if text(&a.json, "error").is_some() {
+                        format!("{:.2} (typed error)", a.num("seconds"))
+                    } else {
+                        format!("{:.2}", a.num("seconds_median"))
+                    }),
+                one.num("peak_rss_mib"),
+                if first { target.clone() } else { "〃".into() },
+            ));
+        }
+    }
 }
 
 /// The section of the real image cases (issue 20), each against its targets.
@@ -1117,6 +1347,68 @@ mod tests {
         assert!(md.contains("each solver attempt limited to 1800 s"), "{md}");
     }
 
+    /// Issue 61's text section: a solved case against a peer (ratio, method, objective
+    /// difference, target) and the large case ended by its typed error (the error, its time).
+    #[test]
+    fn text_cases_render_the_method_the_ratio_and_a_typed_error() {
+        let case = |name: &'static str, limits| Case {
+            name,
+            real: false,
+            highs: true,
+            clarabel: false,
+            repeat: 1,
+            peer_repeat: 1,
+            limits,
+            screening: limits.is_some(),
+            highs_time_limit: HIGHS_TIME_LIMIT,
+        };
+        let (sparse, zipf) = (
+            case("sparse-2000x20000-0.005", None),
+            case("zipf-20000x100000-60", Some(TEXT_LIMITS)),
+        );
+        let solved = Run {
+            json: r#"{"case":"sparse-2000x20000-0.005","data":"synthetic","solver":"dsx-ipm","fallbacks":"","budget":50,"converged":true,"m":2000,"n":20000,"nnz":200000,"objective":0.981551295,"iterations":39,"seconds":29.0,"seconds_median":29.5,"peak_rss_mib":289.0,"threads":1,"normal_equations":"example-space"}"#.into(),
+        };
+        let refused = Run {
+            json: r#"{"case":"zipf-20000x100000-60","data":"synthetic text","solver":"none","fallbacks":"","converged":false,"error":"LP (4) on 20000 examples x 100000 features does not fit in 4.0 GiB","budget":5,"m":20000,"n":100000,"nnz":984941,"iterations":0,"seconds":7.8,"peak_rss_mib":150.0,"threads":1}"#.into(),
+        };
+        let highs = |s: &str, status: &str| Peer::Ran {
+            label: "HiGHS 1.15.1 (highspy): IPM, no crossover, threads option 1".into(),
+            runs: vec![Run {
+                json: format!(
+                    r#"{{"version":"1.15.1","threads":1,"status":"{status}","objective":0.98155130,"iterations":30,"seconds":{s},"cpu_per_wall":0.99}}"#
+                ),
+            }],
+            cpu_per_wall: 0.99,
+        };
+        let reports = vec![
+            (&sparse, solved, None, vec![highs("102.0", "Optimal")]),
+            (
+                &zipf,
+                refused,
+                None,
+                vec![highs("600.0", "Time limit reached")],
+            ),
+        ];
+        let mut md = String::new();
+        render_text(&mut md, &reports);
+        let row = |name: &str| {
+            md.lines()
+                .find(|l| l.starts_with(&format!("| `{name}`")))
+                .unwrap()
+                .to_string()
+        };
+        let s = row("sparse-2000x20000-0.005");
+        assert!(s.contains("example-space, optimal"), "{s}");
+        assert!(s.contains("**3.5×**"), "{s}");
+        assert!(s.contains("no slower than HiGHS"), "{s}");
+        let z = row("zipf-20000x100000-60");
+        assert!(z.contains("typed error: LP (4) on 20000 examples"), "{z}");
+        assert!(z.contains("| 7.80 (0) |"), "{z}");
+        assert!(z.contains("Time limit reached"), "{z}");
+        assert!(z.contains("or the typed error within 10 s"), "{z}");
+    }
+
     #[test]
     fn a_real_case_no_solver_answered_says_why_with_its_time_and_memory() {
         let run = Run {
@@ -1153,6 +1445,9 @@ mod tests {
             clarabel: true,
             repeat: 3,
             peer_repeat: 1,
+            limits: None,
+            screening: false,
+            highs_time_limit: HIGHS_TIME_LIMIT,
         };
         let highs = Peer::Ran {
             label: "HiGHS 1.15.1 (highspy): IPM, no crossover, threads option 1".into(),

@@ -15,8 +15,6 @@
 //! every experiment ran or was skipped because its data set is missing (the message names the
 //! file and how to get it), 1 when an experiment failed for another reason.
 
-use std::process::Command;
-
 use crate::project_root;
 
 pub const USAGE: &str = "cargo xtask reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES] [--refit LEARNER[,LEARNER...]]
@@ -62,24 +60,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
             .to_string(),
         );
     }
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "-p",
-            "bulwark-eval",
-            "--bin",
-            "bulwark-reproduce",
-            "--",
-        ])
+    // Ctrl-C reaches the harness too (same process group): it stops at a unit boundary and
+    // says what it kept; xtask waits for it instead of dying first
+    let interrupted = crate::hold_signals();
+    let status = crate::release_run("bulwark-eval", Some("bulwark-reproduce"))
         .args(&forwarded)
-        .current_dir(&root)
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     match status.code() {
         Some(0) => Ok(()),
         Some(1) => Err("reproduce: some experiments failed (see above)".into()),
+        Some(130) => std::process::exit(130),
+        _ if interrupted.load(std::sync::atomic::Ordering::SeqCst) => std::process::exit(130),
         Some(3) => {
             eprintln!(
                 "reproduce: stopped at the time limit with units left; run the same command again to resume"

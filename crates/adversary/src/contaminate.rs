@@ -316,7 +316,7 @@ fn appended(clean: &Dataset, data: Vec<f64>, labels: Vec<Sign>) -> Result<(Datas
         clean.name().to_string(),
         Features::Dense(x),
         Targets::Binary(labels),
-        clean.feature_names().to_vec(),
+        clean.feature_names().clone(),
         clean.class_names().to_vec(),
     )?;
     if let Some(w) = clean.weights() {

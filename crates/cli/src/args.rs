@@ -180,6 +180,10 @@ pub struct ReadArgs {
     /// feature is a deleted one: 0 in the model's input space, counted against the budget.
     #[arg(long = "missing-token", value_name = "TOKEN")]
     pub missing_tokens: Vec<String>,
+    /// The longest line (after decompression) a CSV or LIBSVM file may have, in bytes or with a
+    /// K, M or G suffix; a longer one is an error naming the line.
+    #[arg(long, value_name = "BYTES", default_value = "64M")]
+    pub max_line: String,
 }
 
 /// `bulwark data info`

@@ -2,6 +2,7 @@
 
 pub mod args;
 mod commands;
+pub mod interrupt;
 pub mod learner_args;
 pub mod ui;
 

@@ -8,11 +8,22 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = bulwark_cli::Cli::parse();
+    if let Err(e) = bulwark_cli::interrupt::install() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: Ctrl-C will end bulwark at once (no handler: {e})"
+        );
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match bulwark_cli::run(cli, &mut out) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if is_interrupted(&e) => {
+            let _ = out.flush();
+            let _ = writeln!(std::io::stderr(), "{}", error_line(&e));
+            ExitCode::from(bulwark_cli::interrupt::EXIT_INTERRUPTED)
+        }
         Err(e) => {
             let _ = out.flush();
             let _ = writeln!(std::io::stderr(), "error: {}", error_line(&e));
@@ -36,6 +47,15 @@ fn error_line(e: &anyhow::Error) -> String {
         }
     }
     msg.replace('\n', " ")
+}
+
+fn is_interrupted(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<bulwark_core::Error>(),
+            Some(bulwark_core::Error::Interrupted { .. })
+        )
+    })
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -2,7 +2,63 @@
 //! rules every case must meet) against the `bulwark` binary.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The address-space limit every case runs under (`ulimit -v`, KiB): 4 GB.
+const ADDRESS_SPACE_KIB: u64 = 4_000_000;
+/// The time every case must end within.
+const TIME_LIMIT: Duration = Duration::from_secs(60);
+
+/// Runs `bulwark args` under [`ADDRESS_SPACE_KIB`] (through `sh`, so an allocation sized by a
+/// declared number fails fast instead of taking the machine's memory) and kills it after
+/// [`TIME_LIMIT`]; `None` when it had to be killed.
+fn run_limited(args: &[String]) -> Option<Output> {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {ADDRESS_SPACE_KIB} && exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_bulwark"))
+        .args(args)
+        .env_remove("BULWARK_DATA")
+        .env_remove("BULWARK_MEMORY_LIMIT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bulwark");
+    // drain the pipes while waiting (a full pipe would stall the child)
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut v).ok();
+        v
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut err, &mut v).ok();
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if start.elapsed() > TIME_LIMIT {
+            child.kill().ok();
+            child.wait().ok();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (out.join().expect("stdout"), err.join().expect("stderr"));
+    status.map(|status| Output {
+        status,
+        stdout,
+        stderr,
+    })
+}
 
 struct Case {
     line: usize,
@@ -70,13 +126,40 @@ fn every_bad_input_fails_cleanly() {
                     .replace("{tmp}", &tmp.display().to_string())
             })
             .collect();
-        let o = Command::new(env!("CARGO_BIN_EXE_bulwark"))
-            .args(&args)
-            .env_remove("BULWARK_DATA")
-            .output()
-            .expect("run bulwark");
+        let Some(o) = run_limited(&args) else {
+            failures.push(format!(
+                "cases.txt:{} {}: still running after {} s",
+                case.line,
+                case.name,
+                TIME_LIMIT.as_secs()
+            ));
+            continue;
+        };
         let err = String::from_utf8_lossy(&o.stderr);
         let mut problems = Vec::new();
+        if let Some(expect) = case.expect.strip_prefix("ok: ") {
+            let out = String::from_utf8_lossy(&o.stdout);
+            if o.status.code() != Some(0) {
+                problems.push(format!("exit status {:?}, expected 0", o.status.code()));
+            }
+            if !out.contains(expect) {
+                problems.push(format!("stdout lacks `{expect}`"));
+            }
+            if !err.is_empty() {
+                problems.push("wrote to stderr".into());
+            }
+            if !problems.is_empty() {
+                failures.push(format!(
+                    "cases.txt:{} {}: {}\n    stdout: {}\n    stderr: {}",
+                    case.line,
+                    case.name,
+                    problems.join("; "),
+                    out.trim_end(),
+                    err.trim_end()
+                ));
+            }
+            continue;
+        }
         if o.status.code() != Some(2) {
             problems.push(format!("exit status {:?}, expected 2", o.status.code()));
         }

@@ -19,9 +19,9 @@ fn wdbc_csv(rate: f64, fill: Option<&dyn Fn(usize) -> String>) -> (String, Vec<V
         (s >> 11) as f64 / (1u64 << 53) as f64
     };
     let mut text = String::from("label");
-    for name in d.feature_names() {
+    for name in d.feature_names().iter() {
         text.push(',');
-        text.push_str(name);
+        text.push_str(&name);
     }
     text.push('\n');
     let (tokens, mut k) = (["", "NA", "?"], 0);

@@ -4,7 +4,7 @@
 //!
 //! The LP (3) as printed is degenerate (with `ν ≥ 0` its optimum is always `β = 0`); the
 //! problem solved here is the corrected one (`ν` free, i.e. `Σ t_i = n`), in its min-norm form
-//! ([`crate::minnorm`]). `n = m_total − n₁` is the number of inliers; when fewer than `n` samples
+//! (the crate's `minnorm` module). `n = m_total − n₁` is the number of inliers; when fewer than `n` samples
 //! survive preprocessing the objective sums all `min(n, m)` of them (then nothing is trimmed and
 //! `β̂ = Σ y x / ‖Σ y x‖`).
 //!

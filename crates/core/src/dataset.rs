@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Location, Result};
 use crate::matrix::{Features, RowView};
 use crate::missing::MissingMask;
+use crate::names::FeatureNames;
 
 /// A binary label, −1 or +1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -101,12 +102,16 @@ pub struct Dataset {
     name: String,
     features: Features,
     targets: Targets,
-    feature_names: Vec<String>,
+    feature_names: FeatureNames,
     class_names: Vec<String>,
     weights: Option<Vec<f64>>,
     /// Missing cells (they hold 0 in `features`; see [`crate::missing`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     missing: Option<MissingMask>,
+    /// Where the feature count was declared, when an input declared it (the largest index of
+    /// a LIBSVM file), for messages about memory sized by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dimension_source: Option<Location>,
 }
 
 impl Dataset {
@@ -122,7 +127,7 @@ impl Dataset {
             name,
             features,
             Targets::Binary(labels),
-            default_feature_names(n),
+            FeatureNames::Default(n),
             vec!["-1".to_string(), "+1".to_string()],
         )
     }
@@ -140,20 +145,22 @@ impl Dataset {
             name,
             features,
             Targets::Multiclass(labels),
-            default_feature_names(n),
+            FeatureNames::Default(n),
             class_names,
         )
     }
 
-    /// The general constructor; validates every size and class index.
+    /// The general constructor; validates every size and class index. `feature_names` are the
+    /// input's own (`Vec<String>`) or [`FeatureNames::Default`].
     pub fn try_new(
         name: impl Into<String>,
         features: Features,
         targets: Targets,
-        feature_names: Vec<String>,
+        feature_names: impl Into<FeatureNames>,
         class_names: Vec<String>,
     ) -> Result<Self> {
         let name = name.into();
+        let feature_names = feature_names.into();
         if features.rows() != targets.len() {
             return Err(Error::shape(
                 format!("{name}: labels vs feature rows"),
@@ -201,6 +208,7 @@ impl Dataset {
             class_names,
             weights: None,
             missing: None,
+            dimension_source: None,
         })
     }
 
@@ -244,7 +252,7 @@ impl Dataset {
                     Location::source(self.name.clone())
                         .line(i + 1)
                         .column(j + 1)
-                        .field(self.feature_names[j].clone()),
+                        .field(self.feature_names.get(j)),
                     "a missing cell must hold 0 in the feature matrix (the deleted value)",
                 ));
             }
@@ -287,7 +295,8 @@ impl Dataset {
     }
 
     /// Replaces the feature names (one per column).
-    pub fn with_feature_names(mut self, names: Vec<String>) -> Result<Self> {
+    pub fn with_feature_names(mut self, names: impl Into<FeatureNames>) -> Result<Self> {
+        let names = names.into();
         if names.len() != self.n_features() {
             return Err(Error::shape(
                 format!("{}: feature names", self.name),
@@ -313,6 +322,24 @@ impl Dataset {
         }
         self.class_names = names;
         Ok(self)
+    }
+    /// Records where the feature count was declared (the largest index of a LIBSVM file).
+    pub fn with_dimension_source(mut self, location: Location) -> Self {
+        self.dimension_source = Some(location);
+        self
+    }
+    /// Where the feature count was declared, if an input declared it.
+    pub fn dimension_source(&self) -> Option<&Location> {
+        self.dimension_source.as_ref()
+    }
+    /// The bytes the features, labels and weights take as stored (what the input contains),
+    /// the measure memory sized by the feature count is held to ([`crate::memory`]).
+    pub fn stored_bytes(&self) -> u64 {
+        let per_row = std::mem::size_of::<usize>() as u64 * 2;
+        let rows = self.len() as u64;
+        self.features
+            .stored_bytes()
+            .saturating_add(per_row.saturating_mul(rows))
     }
     /// Renames the data set.
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
@@ -353,8 +380,8 @@ impl Dataset {
     pub fn targets(&self) -> &Targets {
         &self.targets
     }
-    /// Feature names.
-    pub fn feature_names(&self) -> &[String] {
+    /// Feature names (the defaults `x1, …, xn` are computed when asked for).
+    pub fn feature_names(&self) -> &FeatureNames {
         &self.feature_names
     }
     /// Class names (binary: negative then positive).
@@ -451,6 +478,7 @@ impl Dataset {
                 .as_ref()
                 .map(|m| m.select(idx))
                 .filter(|m| m.count() > 0),
+            dimension_source: self.dimension_source.clone(),
         }
     }
 
@@ -486,6 +514,7 @@ impl Dataset {
         .map(|d| Self {
             weights: self.weights.clone(),
             missing: self.missing.clone(),
+            dimension_source: self.dimension_source.clone(),
             ..d
         })
     }
@@ -530,7 +559,7 @@ impl Dataset {
                         location: Location::source(self.name.clone())
                             .line(i + 1)
                             .column(j + 1)
-                            .field(self.feature_names[j].clone()),
+                            .field(self.feature_names.get(j)),
                         value: v.to_string(),
                     });
                 }
@@ -538,9 +567,4 @@ impl Dataset {
         }
         Ok(())
     }
-}
-
-/// `x1, x2, …, xn`.
-pub fn default_feature_names(n: usize) -> Vec<String> {
-    (1..=n).map(|j| format!("x{j}")).collect()
 }

@@ -139,6 +139,27 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An allocation sized by a number the input declares or implies would exceed the memory
+    /// limit ([`crate::memory`]).
+    #[error("{location}: {what} would need {} for {purpose}, more than {limit}", crate::memory::Bytes(*.bytes))]
+    TooLarge {
+        /// Where the number comes from (boxed: the variant stays small).
+        location: Box<Location>,
+        /// The number and what it is (`2000000000 features (the largest feature index)`).
+        what: String,
+        /// What the allocation would take.
+        bytes: u64,
+        /// What it is for.
+        purpose: String,
+        /// The limit and where it comes from, in words.
+        limit: String,
+    },
+    /// Stopping was asked for (Ctrl-C) and the work stopped at a safe point ([`crate::cancel`]).
+    #[error("interrupted: {kept}")]
+    Interrupted {
+        /// What was kept (or that nothing was written), in words.
+        kept: String,
+    },
     /// An iterative method failed numerically or did not converge.
     #[error("{algorithm}: {message}")]
     Numerical {

@@ -323,6 +323,13 @@ pub trait Learner: Sync {
     fn multiclass(&self) -> bool {
         false
     }
+    /// The numbers (`f64`) it keeps per feature while training, an estimate (8 by default) for
+    /// the memory check made before training ([`crate::memory::per_feature_limit`]);
+    /// `classes` is the data's class count.
+    fn state_per_feature(&self, classes: usize) -> u64 {
+        let _ = classes;
+        8
+    }
     /// Trains on `data` with `params` (every declared parameter present: the registry fills
     /// the defaults and resolves `feature_values`). The report names the solver that answered.
     fn fit(

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod budget;
+pub mod cancel;
 pub mod dataset;
 pub mod ensemble;
 pub mod error;
@@ -10,15 +11,18 @@ pub mod interop;
 pub mod kernel;
 pub mod learner;
 pub mod matrix;
+pub mod memory;
 pub mod missing;
 pub mod model;
 pub mod model_any;
+pub mod names;
 pub mod rng;
 pub mod traits;
 pub mod transform;
 pub mod view;
 
 pub use budget::{DeletionScratch, FeatureBudget, FeatureValues, WorstCase, check_values};
+pub use cancel::Cancel;
 pub use dataset::{Dataset, Sign, Targets};
 pub use ensemble::Ensemble;
 pub use error::{Error, Location, Result};
@@ -28,9 +32,11 @@ pub use learner::{
     HyperParams, Learner, MoreRegular, ParamKind, ParamSpec, ParamValue, ProgressFn, Tunable,
 };
 pub use matrix::{CsrMatrix, DenseMatrix, Features, RowView};
+pub use memory::{Bytes, MemoryLimit};
 pub use missing::MissingMask;
 pub use model::{LinearModel, MulticlassLinearModel};
 pub use model_any::AnyModel;
+pub use names::FeatureNames;
 pub use rng::{Rng, rng_for_stream, rng_from_seed};
 pub use traits::{
     Classifier, Contamination, DecisionFunction, Fit, FitReport, FitView, FitWith, Fitted, Linear,

@@ -9,12 +9,46 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Location, Result};
 use crate::missing::MissingMask;
 
-/// A dense `rows × cols` matrix of `f64` stored row-major.
+/// A dense `rows × cols` matrix of `f64` stored row-major. Deserialisation validates as
+/// [`DenseMatrix::try_new`] does (a model file cannot declare a shape its values do not fill).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawDense")]
 pub struct DenseMatrix {
     rows: usize,
     cols: usize,
     data: Vec<f64>,
+}
+
+/// A [`DenseMatrix`] as stored, before validation.
+#[derive(Deserialize)]
+struct RawDense {
+    rows: usize,
+    cols: usize,
+    data: Vec<f64>,
+}
+
+impl TryFrom<RawDense> for DenseMatrix {
+    type Error = Error;
+    fn try_from(r: RawDense) -> Result<Self> {
+        Self::try_new(r.rows, r.cols, r.data)
+    }
+}
+
+/// A [`CsrMatrix`] as stored, before validation.
+#[derive(Deserialize)]
+struct RawCsr {
+    rows: usize,
+    cols: usize,
+    indptr: Vec<usize>,
+    indices: Vec<usize>,
+    values: Vec<f64>,
+}
+
+impl TryFrom<RawCsr> for CsrMatrix {
+    type Error = Error;
+    fn try_from(r: RawCsr) -> Result<Self> {
+        Self::try_new(r.rows, r.cols, r.indptr, r.indices, r.values)
+    }
 }
 
 impl DenseMatrix {
@@ -126,8 +160,10 @@ impl DenseMatrix {
     }
 }
 
-/// A sparse matrix in compressed sparse row format with strictly increasing column indices per row.
+/// A sparse matrix in compressed sparse row format with strictly increasing column indices per
+/// row. Deserialisation validates as [`CsrMatrix::try_new`] does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawCsr")]
 pub struct CsrMatrix {
     rows: usize,
     cols: usize,
@@ -146,10 +182,10 @@ impl CsrMatrix {
         indices: Vec<usize>,
         values: Vec<f64>,
     ) -> Result<Self> {
-        if indptr.len() != rows + 1 {
+        if Some(indptr.len()) != rows.checked_add(1) {
             return Err(Error::shape(
                 "CSR indptr length (rows + 1)",
-                rows + 1,
+                rows.saturating_add(1),
                 indptr.len(),
             ));
         }
@@ -421,6 +457,16 @@ impl Features {
             Features::Sparse(s) => s.nnz(),
         }
     }
+    /// The bytes the stored values (and, for CSR, their indices and row pointers) take.
+    pub fn stored_bytes(&self) -> u64 {
+        let word = std::mem::size_of::<usize>() as u64;
+        match self {
+            Features::Dense(d) => (d.as_slice().len() as u64).saturating_mul(8),
+            Features::Sparse(s) => (s.nnz() as u64)
+                .saturating_mul(8 + word)
+                .saturating_add((s.rows() as u64 + 1).saturating_mul(word)),
+        }
+    }
     /// A new matrix of the rows `idx`.
     pub fn select_rows(&self, idx: &[usize]) -> Self {
         match self {
@@ -532,5 +578,32 @@ impl From<DenseMatrix> for Features {
 impl From<CsrMatrix> for Features {
     fn from(s: CsrMatrix) -> Self {
         Features::Sparse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stored matrix is validated as a constructed one: a shape whose product overflows or
+    /// that its values do not fill, an index out of range, are errors, not panics later.
+    #[test]
+    fn deserialisation_validates_the_shape() {
+        let ok: DenseMatrix =
+            serde_json::from_str(r#"{"rows": 1, "cols": 2, "data": [1.0, 2.0]}"#).unwrap();
+        assert_eq!(ok.row(0), [1.0, 2.0]);
+        for bad in [
+            r#"{"rows": 2, "cols": 2, "data": [1.0, 2.0]}"#,
+            r#"{"rows": 4294967296, "cols": 4294967296, "data": []}"#,
+        ] {
+            let r = serde_json::from_str::<DenseMatrix>(bad);
+            assert!(r.is_err(), "{bad}: {r:?}");
+        }
+        let bad_csr =
+            r#"{"rows": 1, "cols": 2, "indptr": [0, 1], "indices": [5], "values": [1.0]}"#;
+        let e = serde_json::from_str::<CsrMatrix>(bad_csr).unwrap_err();
+        assert!(e.to_string().contains("column index 5 out of range"), "{e}");
+        let huge = r#"{"rows": 18446744073709551615, "cols": 1, "indptr": [0], "indices": [], "values": []}"#;
+        assert!(serde_json::from_str::<CsrMatrix>(huge).is_err());
     }
 }

@@ -144,10 +144,11 @@ impl MulticlassLinearModel {
                 "at least 2 rows of weights (one per class)",
             ));
         }
-        if weights.as_slice().len() != weights.rows() * weights.cols() {
+        let cells = weights.rows().checked_mul(weights.cols());
+        if cells != Some(weights.as_slice().len()) {
             return Err(Error::shape(
                 "multiclass model: weight matrix storage",
-                weights.rows() * weights.cols(),
+                cells.unwrap_or(usize::MAX),
                 weights.as_slice().len(),
             ));
         }

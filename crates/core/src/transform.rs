@@ -42,7 +42,7 @@ pub trait Transform {
         }
         let mut t = data.with_features(out.into())?;
         if k != data.n_features() {
-            t = t.with_feature_names(crate::dataset::default_feature_names(k))?;
+            t = t.with_feature_names(crate::FeatureNames::Default(k))?;
         }
         Ok(t)
     }

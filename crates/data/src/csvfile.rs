@@ -3,8 +3,11 @@
 
 use bulwark_core::{Dataset, DenseMatrix, Error, Features, Location, MissingMask, Result, Targets};
 
+use std::io::Read;
+
 use crate::labels::ClassIndex;
 use crate::options::{MissingPolicy, ReadOptions};
+use crate::read::{Compression, LineLimit, to_error};
 
 /// Parses CSV text with the default [`ReadOptions`] (a missing cell is an error).
 pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Dataset> {
@@ -16,20 +19,35 @@ pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Dataset> {
 /// missing-value token ([`ReadOptions::is_missing_token`]) is an error, a dropped record or a
 /// masked cell holding 0, as `options.missing` says. Errors name the source, line, column and
 /// field: ragged rows, cells that are neither numbers nor missing tokens, non-finite numbers, no
-/// `label` column, no rows, or no record left by [`MissingPolicy::Drop`].
+/// `label` column, no rows, a line longer than [`ReadOptions::max_line_bytes`], or no record
+/// left by [`MissingPolicy::Drop`].
 pub fn parse_csv_with(bytes: &[u8], source: &str, options: &ReadOptions) -> Result<Dataset> {
+    read_csv(bytes, Compression::None, source, options)
+}
+
+/// [`parse_csv_with`] from a stream (whose bytes came through `compression`, named in
+/// messages): memory grows with the records read, never beyond
+/// [`ReadOptions::max_line_bytes`] for one line.
+pub fn read_csv(
+    input: impl Read,
+    compression: Compression,
+    source: &str,
+    options: &ReadOptions,
+) -> Result<Dataset> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
         .trim(csv::Trim::All)
-        .from_reader(bytes);
+        .from_reader(LineLimit::new(input, options.max_line_bytes, compression).recording_lines());
     let headers = reader
         .headers()
         .map_err(|e| {
-            Error::input(
-                Location::source(source).line(1),
-                format!("cannot read the header: {e}"),
-            )
+            csv_error(e, source, |e| {
+                Error::input(
+                    Location::source(source).line(1),
+                    format!("cannot read the header: {e}"),
+                )
+            })
         })?
         .clone();
     if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
@@ -64,18 +82,22 @@ pub fn parse_csv_with(bytes: &[u8], source: &str, options: &ReadOptions) -> Resu
     let mut record = csv::StringRecord::new();
     loop {
         let more = reader.read_record(&mut record).map_err(|e| {
-            let line = e.position().map_or(0, |p| line_at(bytes, p.byte()));
-            Error::input(
-                Location::source(source).line(line),
-                format!("malformed CSV: {e}"),
-            )
+            let line = e
+                .position()
+                .map_or(0, |p| reader.get_ref().line_at(p.byte()));
+            csv_error(e, source, |e| {
+                Error::input(
+                    Location::source(source).line(line),
+                    format!("malformed CSV: {e}"),
+                )
+            })
         })?;
         if !more {
             break;
         }
         let byte = record.position().map_or(0, csv::Position::byte);
         // counted only for a message (csv's own line count is off after CRLF line ends)
-        let line = || line_at(bytes, byte);
+        let line = || reader.get_ref().line_at(byte);
         if record.len() == 1 && record[0].is_empty() {
             continue; // blank line
         }
@@ -188,14 +210,16 @@ pub fn drop_incomplete(data: Dataset) -> Result<(Dataset, usize)> {
     Ok((kept, removed))
 }
 
-/// The 1-based line of the record starting at byte offset `byte` (after CRLF line ends csv
-/// reports the start on the previous line's `\n`, so line ends there are skipped).
-fn line_at(bytes: &[u8], byte: u64) -> usize {
-    let mut end = (byte as usize).min(bytes.len());
-    while end < bytes.len() && matches!(bytes[end], b'\r' | b'\n') {
-        end += 1;
+/// A csv error: the reader's own failure (a corrupt stream, an over-long line) as
+/// [`to_error`] types it, anything else as `otherwise` says.
+fn csv_error(e: csv::Error, source: &str, otherwise: impl FnOnce(csv::Error) -> Error) -> Error {
+    if !e.is_io_error() {
+        return otherwise(e);
     }
-    bytes[..end].iter().filter(|&&b| b == b'\n').count() + 1
+    match e.into_kind() {
+        csv::ErrorKind::Io(io) => to_error(io, source),
+        _ => unreachable!("is_io_error"),
+    }
 }
 
 fn preview(h: &csv::StringRecord) -> String {

@@ -50,7 +50,7 @@ pub fn mean_pool(data: &Dataset, width: usize, height: usize, factor: usize) -> 
         }
         dst.iter_mut().for_each(|v| *v *= scale);
     }
-    let names = (0..h2)
+    let names: Vec<String> = (0..h2)
         .flat_map(|r| (0..w2).map(move |c| format!("pool_{r}_{c}")))
         .collect();
     let pooled = Dataset::try_new(
@@ -100,7 +100,7 @@ mod tests {
         d.row(1).to_dense_into(&mut r);
         assert_eq!(r, [1.0, 2.0]);
         assert_eq!(d.binary_labels().unwrap(), [Sign::Pos, Sign::Neg]);
-        assert_eq!(d.feature_names(), ["pool_0_0", "pool_0_1"]);
+        assert_eq!(d.feature_names().to_vec(), ["pool_0_0", "pool_0_1"]);
         // factor 1 is the identity
         let same = mean_pool(&images(), 4, 2, 1).unwrap();
         let (mut a, mut b) = (vec![0.0; 8], vec![0.0; 8]);

@@ -23,7 +23,8 @@ pub use missingness::{missingness_values, missingness_values_of};
 pub use options::{MISSING_TOKENS, MissingPolicy, ReadOptions};
 pub use registry::{
     BUILTINS, Builtin, DATA_ENV, DataDir, DirSource, Format, Loaded, Origin, builtin, data_dir,
-    data_file, load, load_path, load_path_with, load_with, repository_data_dir, resolve_data_dir,
+    data_file, load, load_bytes, load_path, load_path_with, load_with, repository_data_dir,
+    resolve_data_dir,
 };
 pub use scale::{Scaler, ScalingKind};
 pub use split::{Split, k_fold, train_test, train_val_test};

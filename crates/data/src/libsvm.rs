@@ -3,27 +3,61 @@
 //! checked and ignored. Labels ±1 or 0/1 give a binary data set; other labels a multiclass one.
 
 use bulwark_core::{
-    CsrMatrix, Dataset, Error, Features, Location, Result, Sign, Targets,
-    dataset::default_feature_names,
+    CsrMatrix, Dataset, Error, FeatureNames, Features, Location, Result, Sign, Targets,
 };
+
+use std::io::{BufRead, BufReader, Read};
 
 use crate::csvfile::truncate;
 use crate::labels::ClassIndex;
+use crate::read::{Compression, LineLimit, MAX_LINE_BYTES, to_error};
 
 /// Parses LIBSVM text. `n_features` fixes the dimension (indices beyond it are an error);
 /// otherwise it is the largest index seen. A `qid:N` token right after the label (svmlight
 /// ranking format) is accepted and ignored when `N` is an integer; a non-integer query id or a
 /// `qid:` anywhere else is an error naming the line and column.
 pub fn parse_libsvm(bytes: &[u8], source: &str, n_features: Option<usize>) -> Result<Dataset> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| Error::input(Location::source(source), format!("not UTF-8 text: {e}")))?;
+    read_libsvm(bytes, Compression::None, source, n_features, MAX_LINE_BYTES)
+}
+
+/// [`parse_libsvm`] from a stream (whose bytes came through `compression`, named in
+/// messages), one line at a time: memory grows with the stored values, and a line longer than
+/// `max_line` bytes is an [`Error::TooLarge`]. The feature count is the largest index (no
+/// memory is sized by it); the data set records where it was declared
+/// ([`Dataset::dimension_source`]).
+pub fn read_libsvm(
+    input: impl Read,
+    compression: Compression,
+    source: &str,
+    n_features: Option<usize>,
+    max_line: u64,
+) -> Result<Dataset> {
+    let mut reader = BufReader::new(LineLimit::new(input, max_line, compression));
     let mut indptr = vec![0usize];
     let mut indices = Vec::new();
     let mut values = Vec::new();
     let mut raw_labels: Vec<String> = Vec::new();
     let mut max_index = 0usize;
-    for (ln, line) in text.lines().enumerate() {
+    let mut max_at = None;
+    let mut bytes = Vec::new();
+    for ln in 0.. {
+        bytes.clear();
+        if reader
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| to_error(e, source))?
+            == 0
+        {
+            break;
+        }
         let line_no = ln + 1;
+        let line = std::str::from_utf8(&bytes).map_err(|e| {
+            Error::input(
+                Location::source(source).line(line_no),
+                format!("not UTF-8 text: {e}"),
+            )
+        })?;
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
         let content = line.split('#').next().unwrap_or("");
         let mut tokens = content.split_ascii_whitespace().peekable();
         let Some(label) = tokens.next() else { continue };
@@ -110,7 +144,10 @@ pub fn parse_libsvm(bytes: &[u8], source: &str, n_features: Option<usize>) -> Re
                 });
             }
             prev = idx;
-            max_index = max_index.max(idx);
+            if idx > max_index {
+                max_index = idx;
+                max_at = Some(Location::source(source).line(line_no).column(col_of(tok)));
+            }
             if val != 0.0 {
                 indices.push(idx - 1);
                 values.push(val);
@@ -133,14 +170,14 @@ pub fn parse_libsvm(bytes: &[u8], source: &str, n_features: Option<usize>) -> Re
         .collect();
     let binary: Option<Vec<Sign>> = numeric.iter().map(|&v| Sign::from_numeric(v)).collect();
     let uses_both_conventions = numeric.contains(&0.0) && numeric.contains(&-1.0);
-    match binary {
+    let data = match binary {
         Some(y) if !uses_both_conventions => {
             let neg = if numeric.contains(&0.0) { "0" } else { "-1" };
             Dataset::try_new(
                 source,
                 Features::Sparse(x),
                 Targets::Binary(y),
-                default_feature_names(n),
+                FeatureNames::Default(n),
                 vec![neg.to_string(), "+1".to_string()],
             )
         }
@@ -151,9 +188,13 @@ pub fn parse_libsvm(bytes: &[u8], source: &str, n_features: Option<usize>) -> Re
                 source,
                 Features::Sparse(x),
                 Targets::Multiclass(labels),
-                default_feature_names(n),
+                FeatureNames::Default(n),
                 classes.names(),
             )
         }
-    }
+    }?;
+    Ok(match (n_features, max_at) {
+        (None, Some(at)) => data.with_dimension_source(at),
+        _ => data,
+    })
 }

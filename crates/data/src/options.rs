@@ -60,7 +60,7 @@ impl FromStr for MissingPolicy {
 }
 
 /// Options of [`crate::load_with`] and [`crate::load_path_with`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadOptions {
     /// The file format; `None` guesses it from the name, then from the content.
     pub format: Option<Format>,
@@ -69,6 +69,21 @@ pub struct ReadOptions {
     pub missing_tokens: Vec<String>,
     /// What to do with records that have a missing cell.
     pub missing: MissingPolicy,
+    /// The longest line (after decompression) a CSV or LIBSVM file may have: a longer one is
+    /// an [`bulwark_core::Error::TooLarge`] naming the line, not a buffer that grows with it.
+    /// Default [`crate::read::MAX_LINE_BYTES`] (64 MiB).
+    pub max_line_bytes: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self {
+            format: None,
+            missing_tokens: Vec::new(),
+            missing: MissingPolicy::default(),
+            max_line_bytes: crate::read::MAX_LINE_BYTES,
+        }
+    }
 }
 
 impl ReadOptions {

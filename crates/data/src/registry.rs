@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use bulwark_core::{Dataset, Error, Location, Result};
 
 use crate::options::{MissingPolicy, ReadOptions};
-use crate::read::{Compression, decode, read_all};
+use crate::read::{Compression, decode, open};
 use crate::{csvfile, idx, libsvm};
 
 /// The environment variable naming the data directory.
@@ -549,7 +549,6 @@ pub fn load_path(path: &Path, format: Option<Format>) -> Result<Dataset> {
 /// [`load_path`] with [`ReadOptions`]: the format (else from the name, else from the content),
 /// the missing-value tokens and policy of CSV files.
 pub fn load_path_with(path: &Path, options: &ReadOptions) -> Result<Dataset> {
-    let format = options.format;
     let source = path.display().to_string();
     if !path.exists() {
         return Err(Error::NotFound {
@@ -557,35 +556,70 @@ pub fn load_path_with(path: &Path, options: &ReadOptions) -> Result<Dataset> {
             hint: "no such file".into(),
         });
     }
-    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let bytes = decode(&raw, &source)?;
+    let input = open(path, options.max_line_bytes)?;
+    load_input(input, path, &source, options)
+}
+
+/// Loads CSV or LIBSVM data from bytes in memory (plain, gzip, bzip2 or xz), as [`load_path_with`]
+/// reads a file named `source`: the format from `options`, else the name, else the content. IDX
+/// images need their labels file beside them, so they are read from a path only.
+pub fn load_bytes(bytes: &[u8], source: &str, options: &ReadOptions) -> Result<Dataset> {
+    let input = crate::read::open_stream(
+        std::io::Cursor::new(bytes.to_vec()),
+        source,
+        options.max_line_bytes,
+    )?;
+    load_input(input, Path::new(source), source, options)
+}
+
+/// The rest of [`load_path_with`] once the input is open.
+fn load_input(
+    input: crate::read::Input,
+    path: &Path,
+    source: &str,
+    options: &ReadOptions,
+) -> Result<Dataset> {
+    let format = options.format;
+    let source = source.to_string();
+    // the format is told from the first lines; a line cut at the end of the head is left out
+    let mut head = input.head.clone();
+    if !input.complete
+        && let Some(end) = head.iter().rposition(|&b| b == b'\n')
+    {
+        head.truncate(end + 1);
+    }
     let (format, from_name) = match format {
         Some(f) => (f, false),
         None => match Format::from_path(path) {
             Some(f) => (f, true),
-            None => (
-                sniff_or_explain(&bytes, Compression::detect(&raw), &source)?,
-                false,
-            ),
+            None => (sniff_or_explain(&head, input.compression, &source)?, false),
         },
     };
-    drop(raw);
+    let compression = input.compression;
     let parsed = match format {
-        Format::Csv => csvfile::parse_csv_with(&bytes, &source, options),
-        Format::Libsvm => libsvm::parse_libsvm(&bytes, &source, None),
+        Format::Csv => csvfile::read_csv(input.reader, compression, &source, options),
+        Format::Libsvm => libsvm::read_libsvm(
+            input.reader,
+            compression,
+            &source,
+            None,
+            options.max_line_bytes,
+        ),
         Format::Idx => {
             let labels = idx_labels_path(path, &source)?;
-            idx::parse_idx(
-                &bytes,
-                &source,
-                &read_all(&labels)?,
-                &labels.display().to_string(),
-            )
+            let labels_source = labels.display().to_string();
+            let images = idx::read_idx_bytes(input.reader, &source, 3)?;
+            let labels = idx::read_idx_bytes(
+                open(&labels, options.max_line_bytes)?.reader,
+                &labels_source,
+                1,
+            )?;
+            idx::parse_idx(&images, &source, &labels, &labels_source)
         }
     };
     parsed.map_err(|e| match e {
         Error::Input { location, message } if from_name => {
-            let hint = Format::sniff(&bytes)
+            let hint = Format::sniff(&head)
                 .filter(|&f| f != format)
                 .map(|f| {
                     format!(
@@ -620,8 +654,10 @@ pub struct Loaded {
 }
 
 /// Loads a built-in name or a path with [`ReadOptions`] (format, missing-value tokens and
-/// policy), reporting the records the policy `drop` left out. See [`load_spec`] for how names
-/// resolve.
+/// policy), reporting the records the policy `drop` left out. A built-in name is read from the
+/// data directory ([`resolve_data_dir`]), `wdbc` and `spambase` from their embedded copies
+/// unless a directory given by `--data-dir` or `BULWARK_DATA` holds the file; anything else is a
+/// path ([`load_path_with`]).
 pub fn load_with(
     spec: &str,
     data_dir_override: Option<&Path>,

@@ -230,7 +230,7 @@ fn csv_without_extension_is_sniffed() {
     let dir = tempfile::tempdir().unwrap();
     let d = load_path(&write(&dir, "table", csv), None).unwrap();
     assert_eq!((d.len(), d.n_features()), (2, 2));
-    assert_eq!(d.feature_names(), ["a", "b"]);
+    assert_eq!(d.feature_names().to_vec(), ["a", "b"]);
     assert_eq!(d.class_names(), ["ham", "spam"]);
     // and bzip2-compressed, still without extension
     let e = load_path(&write(&dir, "table_bz", &bzip2(csv)), None).unwrap();
@@ -485,4 +485,102 @@ fn extension_guess_strips_every_compression_suffix() {
 fn features_stay_sparse_for_libsvm() {
     let d = load_path(&fixture("heart_scale"), None).unwrap();
     assert!(matches!(d.features(), Features::Sparse(_)));
+}
+
+/// A 29-byte file whose largest index declares two billion features loads with two rows and
+/// three stored values: no per-feature state (names are computed when shown).
+#[test]
+fn a_declared_dimension_costs_no_memory_per_feature() {
+    let d =
+        bulwark_data::parse_libsvm(b"+1 1:0.5 2000000000:1\n-1 1:2\n", "big.svm", None).unwrap();
+    assert_eq!(
+        (d.len(), d.n_features(), d.features().nnz()),
+        (2, 2_000_000_000, 3)
+    );
+    assert!(d.feature_names().given().is_none());
+    assert_eq!(d.feature_names().get(1_999_999_999), "x2000000000");
+}
+
+/// A line longer than the limit is a typed error naming the file and line, in CSV and LIBSVM,
+/// plain or compressed, found without reading the rest of the line.
+#[test]
+fn a_line_longer_than_the_limit_is_a_typed_error() {
+    use bulwark_data::read::Compression;
+    use bulwark_data::{ReadOptions, csvfile::read_csv, libsvm::read_libsvm};
+    let long = format!("label,a\n1,2\n1,{}\n", "3".repeat(100));
+    let options = ReadOptions {
+        max_line_bytes: 64,
+        ..ReadOptions::default()
+    };
+    let e = read_csv(long.as_bytes(), Compression::None, "t.csv", &options).unwrap_err();
+    assert!(matches!(e, Error::TooLarge { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("t.csv:3: a line of more than 64 bytes would need"),
+        "{e}"
+    );
+    // the same line is fine under a larger limit
+    assert!(
+        read_csv(
+            long.as_bytes(),
+            Compression::None,
+            "t.csv",
+            &ReadOptions::default()
+        )
+        .is_ok()
+    );
+    let svm = format!("+1 1:1\n-1 1:{}\n", "1".repeat(100));
+    let e = read_libsvm(svm.as_bytes(), Compression::Gzip, "t.svm", None, 64).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("t.svm:2: a line of more than 64 bytes (after gzip decompression)"),
+        "{e}"
+    );
+    // through a file: one endless line inside gzip stops at the limit
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        &dir,
+        "endless.csv.gz",
+        &gzip(format!("label,a\n1,{}", "7".repeat(1 << 20)).as_bytes()),
+    );
+    let e = bulwark_data::load_path_with(
+        &path,
+        &ReadOptions {
+            max_line_bytes: 4096,
+            ..ReadOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "endless.csv.gz:2: a line of more than 4096 bytes (after gzip decompression)"
+        ),
+        "{e}"
+    );
+}
+
+/// IDX headers: no images, and sizes whose product overflows, are errors, not allocations.
+#[test]
+fn idx_headers_that_declare_nothing_or_too_much_are_refused() {
+    let mut images = vec![0, 0, 8, 3];
+    for d in [0u32, 65535, 65535] {
+        images.extend_from_slice(&d.to_be_bytes());
+    }
+    let labels = [0u8, 0, 8, 1, 0, 0, 0, 0];
+    let e = bulwark_data::parse_idx(&images, "i", &labels, "l").unwrap_err();
+    assert!(e.to_string().contains("0 images"), "{e}");
+    let mut images = vec![0, 0, 8, 3];
+    for d in [u32::MAX, u32::MAX, u32::MAX] {
+        images.extend_from_slice(&d.to_be_bytes());
+    }
+    let e = bulwark_data::parse_idx(&images, "i", &labels, "l").unwrap_err();
+    assert!(
+        e.to_string().contains("more than 2^64 bytes, file has 16"),
+        "{e}"
+    );
+    // a stream is read no further than its header declares, plus one byte
+    let mut declared = vec![0, 0, 8, 1, 0, 0, 0, 2, 5, 6];
+    declared.extend(std::iter::repeat_n(9, 1000));
+    let read = bulwark_data::idx::read_idx_bytes(&declared[..], "l", 1).unwrap();
+    assert_eq!(read.len(), 11);
 }

@@ -25,7 +25,7 @@ fn dense(d: &Dataset) -> Vec<Vec<f64>> {
 #[test]
 fn tokens_become_a_mask_of_zeros_with_the_label_anywhere() {
     let d = parse_csv_with(TEXT.as_bytes(), "t.csv", &delete()).unwrap();
-    assert_eq!(d.feature_names(), ["a", "b", "c"]);
+    assert_eq!(d.feature_names().to_vec(), ["a", "b", "c"]);
     let m = d.missing().unwrap();
     let rows: Vec<&[usize]> = (0..5).map(|i| m.row(i)).collect();
     assert_eq!(rows, [&[1][..], &[0, 2], &[0, 1, 2], &[2], &[]]);

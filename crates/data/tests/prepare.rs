@@ -58,7 +58,7 @@ fn mi_values_on_wdbc_match_brute_force() {
     assert!((v.iter().sum::<f64>() - 30.0).abs() < 1e-9);
     assert!(v.iter().all(|&x| x > 0.0));
     // the "worst" features of wdbc are the most informative ones; the "se" of fractal dimension is weak
-    let names = wdbc.feature_names();
+    let names = wdbc.feature_names().to_vec();
     let best = (0..30).max_by(|&a, &b| v[a].total_cmp(&v[b])).unwrap();
     assert!(
         names[best].contains("worst") || names[best].contains("mean"),

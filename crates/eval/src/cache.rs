@@ -271,7 +271,7 @@ pub(crate) fn run_units<J: Sync, T: Serialize + DeserializeOwned + Send>(
     }
     let todo: Vec<usize> = (0..jobs.len()).filter(|&k| cached[k].is_none()).collect();
     let ran = crate::curve::run_jobs(&todo, cfg.jobs, |&k| {
-        if cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        if cfg.stopping() {
             return None;
         }
         let started = std::time::Instant::now();

@@ -48,6 +48,9 @@ pub struct RunConfig {
     /// No unit starts after this instant; an experiment with units left ends
     /// [`crate::Outcome::Incomplete`] (its finished units are in the cache).
     pub deadline: Option<Instant>,
+    /// Once set (Ctrl-C in `bulwark-reproduce`), no unit starts: as at the deadline, an
+    /// experiment with units left ends [`crate::Outcome::Incomplete`], its finished units kept.
+    pub cancel: bulwark_core::Cancel,
     /// Learners (registry names) to recompute in the units found in the cache, the rest of
     /// each unit kept (`--refit`; the budget-curve experiments): after a change to one
     /// learner's solver, its cells are brought up to date without running the others again.
@@ -55,6 +58,11 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
+    /// Whether a new unit must not start: the deadline has passed or stopping was asked for.
+    pub fn stopping(&self) -> bool {
+        self.cancel.is_requested() || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
     /// Quick mode, seed 0, no data directory, one thread.
     pub fn quick(seed: u64) -> Self {
         Self {
@@ -64,6 +72,7 @@ impl RunConfig {
             jobs: 1,
             cache: None,
             deadline: None,
+            cancel: bulwark_core::Cancel::new(),
             refit: Vec::new(),
         }
     }

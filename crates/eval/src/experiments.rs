@@ -445,7 +445,7 @@ fn refit_units(
     let what = format!("{name} (refit {})", names.join(", "));
     obs.on_start(&what, todo.len() as u64);
     let ran = curve::run_jobs(&todo, cfg.jobs, |&k| {
-        if cfg.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        if cfg.stopping() {
             return None;
         }
         let (t, s) = jobs[k];
@@ -856,7 +856,7 @@ pub fn top_mi_words(data: &Dataset, k: usize) -> Result<Vec<(String, f64)>, Erro
                 + term(w - wp, w, neg)
                 + term(pos - wp, without, pos)
                 + term(neg - (w - wp), without, neg);
-            (data.feature_names()[j].clone(), mi.max(0.0))
+            (data.feature_names().get(j).into_owned(), mi.max(0.0))
         })
         .collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));

@@ -286,7 +286,7 @@ pub(crate) fn with_constant(d: &Dataset) -> Result<Dataset, Error> {
         d.name(),
         DenseMatrix::try_new(m, n + 1, data)?.into(),
         d.targets().clone(),
-        bulwark_core::dataset::default_feature_names(n + 1),
+        bulwark_core::FeatureNames::Default(n + 1),
         d.class_names().to_vec(),
     )
 }

@@ -541,7 +541,7 @@ fn run_with(
                 .count();
             if k > 0 {
                 rates.insert(
-                    d.feature_names()[j].clone(),
+                    d.feature_names().get(j).into_owned(),
                     json!(k as f64 / d.len() as f64),
                 );
             }

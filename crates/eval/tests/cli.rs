@@ -81,3 +81,76 @@ fn a_bad_argument_is_named_with_exit_status_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown experiment `synth9`"), "stderr: {err}");
 }
+
+/// Ctrl-C during `--full`: no new unit starts, the finished units stay in the unit cache (every
+/// line readable), no table of the unfinished experiment is written, the run ends with status
+/// 130 and one line saying what the cache keeps; the same command then resumes from them.
+#[test]
+fn ctrl_c_during_a_full_run_keeps_the_finished_units() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = dir.path().join("cache-full.jsonl");
+    let args = ["--full", "--only", "breast", "--jobs", "1", "--out"];
+    let child = reproduce()
+        .args(args)
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run bulwark-reproduce");
+    let lines = |p: &std::path::Path| {
+        std::fs::read_to_string(p).map_or(0, |t| t.lines().filter(|l| !l.is_empty()).count())
+    };
+    // breast has 10 units of about a second each: interrupt after the second one
+    let start = Instant::now();
+    while lines(&cache) < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no unit finished"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill")
+        .success();
+    assert!(ok);
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "stderr:\n{err}");
+    let kept = lines(&cache);
+    assert!((2..10).contains(&kept), "{kept} units kept");
+    let last = err.trim_end().lines().last().unwrap_or_default();
+    assert_eq!(
+        last,
+        format!(
+            "interrupted: {kept} finished unit(s) kept in {}; run the same command again to resume",
+            cache.display()
+        )
+    );
+    for line in std::fs::read_to_string(&cache).unwrap().lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("a whole line");
+    }
+    let files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files, ["cache-full.jsonl"], "no table of an unfinished run");
+    // the same command resumes from the kept units
+    let again = reproduce()
+        .args(args)
+        .arg(dir.path())
+        .output()
+        .expect("run bulwark-reproduce");
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert!(again.status.success(), "{text}");
+    assert!(
+        text.contains(&format!(
+            "unit cache {}: {kept} finished unit(s)",
+            cache.display()
+        )),
+        "{text}"
+    );
+    assert_eq!(lines(&cache), 10);
+}

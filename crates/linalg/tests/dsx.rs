@@ -1019,3 +1019,31 @@ fn scalings_computed_where_read_are_validated_where_computed() {
         Err(LinalgError::DimensionMismatch { name: "sigma", .. })
     ));
 }
+
+/// The example space's dense `LDLᵀ` and solves run on faer's threads when `threads ≥ 2`: at an
+/// order where faer works in parallel (2m + 1 = 2401), the factor and the solution are the same
+/// bits as on one thread.
+#[test]
+fn example_space_is_bit_identical_across_threads() {
+    let inst = Instance::random(1200, 3000, false, 0.01, 21);
+    let sc = Scalings::random(&inst, -3.0, 3.0, 21);
+    let r = random_vec(inst_len(&inst), 21);
+    let solve = |threads: usize| {
+        let settings = DsxSettings {
+            normal_equations: NormalEquations::ExampleSpace,
+            threads,
+            ..DsxSettings::default()
+        };
+        let mut sys =
+            DsxSystem::try_new_with(inst.rows(), &inst.y, &inst.v, inst.p, settings).unwrap();
+        sys.factor(&sc.as_ref()).unwrap();
+        let mut z = r.clone();
+        sys.solve_in_place(&sc.as_ref(), &mut z).unwrap();
+        z.iter().map(|e| e.to_bits()).collect::<Vec<u64>>()
+    };
+    assert_eq!(solve(1), solve(2));
+}
+
+fn inst_len(inst: &Instance) -> usize {
+    inst.system().len()
+}

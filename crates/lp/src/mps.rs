@@ -53,6 +53,9 @@ enum RowType {
     G,
 }
 
+/// The longest line the reader accepts (1 MiB): memory is bounded by it, not by the input.
+pub const MAX_LINE_BYTES: u64 = 1 << 20;
+
 fn num(tok: &str, line: usize) -> Result<f64, MpsError> {
     let v: f64 = tok.parse().map_err(|_| MpsError::BadNumber {
         line,
@@ -96,9 +99,28 @@ pub fn parse_mps<R: Read>(reader: R) -> Result<LpProblem, MpsError> {
     let mut lower_set: Vec<bool> = Vec::new();
     let mut line_no = 0usize;
 
-    for line in reader.lines() {
-        let line = line?;
+    let mut reader = reader;
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        let read = Read::take(&mut reader, MAX_LINE_BYTES + 1).read_until(b'\n', &mut bytes)?;
+        if read == 0 {
+            break;
+        }
         line_no += 1;
+        if bytes.len() as u64 > MAX_LINE_BYTES && !bytes.ends_with(b"\n") {
+            return Err(MpsError::Syntax {
+                line: line_no,
+                message: format!(
+                    "a line longer than {MAX_LINE_BYTES} bytes (no MPS line needs one; not read further)"
+                ),
+            });
+        }
+        let text = std::str::from_utf8(&bytes).map_err(|e| MpsError::Syntax {
+            line: line_no,
+            message: format!("not UTF-8 text: {e}"),
+        })?;
+        let line = text.trim_end_matches(['\n', '\r']);
         let trimmed = line.trim_end();
         if trimmed.is_empty() || trimmed.starts_with('*') {
             continue;

@@ -234,3 +234,19 @@ fn io_errors_are_typed() {
     assert!(matches!(e, MpsError::Io(_)));
     assert_eq!(e.line(), None);
 }
+
+/// A line longer than the reader's limit is an error naming the line, read no further (memory
+/// bounded by the limit, not by the input).
+#[test]
+fn a_line_longer_than_the_limit_is_refused() {
+    let mut text = String::from("NAME long\nROWS\n N obj\n");
+    text.push_str(&"x".repeat(bulwark_lp::mps::MAX_LINE_BYTES as usize + 10));
+    text.push('\n');
+    let e = bulwark_lp::mps::parse_mps_str(&text)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("line 4: a line longer than 1048576 bytes"),
+        "{e}"
+    );
+}

@@ -21,8 +21,8 @@ use std::path::Path;
 
 use bulwark_adversary::CorruptionStats;
 use bulwark_core::{
-    AnyModel, Classifier, Dataset, Ensemble, Error, FitReport, HyperParams, KernelModel,
-    LinearModel, Location, MulticlassLinearModel, Result,
+    AnyModel, Classifier, Dataset, Ensemble, Error, FeatureNames, FitReport, HyperParams,
+    KernelModel, LinearModel, Location, MulticlassLinearModel, Result,
 };
 use bulwark_data::{Scaler, ScalingKind};
 use serde::{Deserialize, Serialize};
@@ -109,7 +109,8 @@ pub struct Training {
     pub positive: Option<String>,
     /// Training examples.
     pub rows: usize,
-    /// Feature names, in column order.
+    /// Feature names, in column order; empty when the data had none of their own (the
+    /// defaults `x1, …, xn`: [`ModelFile::feature_names`]).
     pub feature_names: Vec<String>,
     /// Class names (binary: index 0 is −1, index 1 is +1).
     pub classes: Vec<String>,
@@ -117,7 +118,7 @@ pub struct Training {
     pub scale: Option<ScalingKind>,
     /// Error on the training data.
     pub training_error: f64,
-    /// `sha256:<hex>` of the training data as loaded (see [`crate::fingerprint`]).
+    /// `sha256:<hex>` of the training data as loaded (see [`crate::fingerprint()`]).
     pub fingerprint: String,
 }
 
@@ -215,14 +216,30 @@ impl ModelFile {
         Ok((file, model))
     }
 
-    /// Decodes bytes read from `path` (named in errors) without validating the model.
+    /// Decodes bytes read from `path` (named in errors) without validating the model. The
+    /// feature count must not exceed the file's size in bytes: every feature a model uses takes
+    /// at least a byte of it (a weight, a column of support vectors), so a larger count is only
+    /// declared, and memory sized by it later (uniform budget values, scaling) is refused here.
     pub fn decode(bytes: &[u8], path: &Path) -> Result<Self> {
         let binary = bytes.starts_with(&MAGIC) || path.extension().is_some_and(|e| e == "bin");
-        if binary {
-            Self::decode_binary(bytes, path)
+        let file = if binary {
+            Self::decode_binary(bytes, path)?
         } else {
-            Self::decode_json(bytes, path)
+            Self::decode_json(bytes, path)?
+        };
+        if file.n_features > bytes.len() {
+            return Err(Error::TooLarge {
+                location: Box::new(Location::source(path.display().to_string())),
+                what: format!("n_features = {} (declared by the model)", file.n_features),
+                bytes: (file.n_features as u64).saturating_mul(8),
+                purpose: "one number per feature".into(),
+                limit: format!(
+                    "a model file of {} bytes, which can hold at most one feature per byte",
+                    bytes.len()
+                ),
+            });
         }
+        Ok(file)
     }
 
     fn decode_json(bytes: &[u8], path: &Path) -> Result<Self> {
@@ -356,7 +373,7 @@ impl ModelFile {
             ("hyper_parameters.feature_values", feature_values),
             (
                 "training.feature_names",
-                Some(self.training.feature_names.len()),
+                Some(self.training.feature_names.len()).filter(|&l| l > 0),
             ),
         ];
         for (name, len) in lengths {
@@ -403,7 +420,8 @@ impl ModelFile {
                 v
             }
             Encoding::Binary => {
-                let mut v = Vec::with_capacity(64 + 16 * self.n_features);
+                let mut v =
+                    Vec::with_capacity(self.n_features.saturating_mul(16).saturating_add(64));
                 v.extend_from_slice(&MAGIC);
                 v.extend_from_slice(&self.format_version.to_le_bytes());
                 postcard::to_io(self, &mut v).map_err(|e| failed(e.to_string()))?;
@@ -416,6 +434,12 @@ impl ModelFile {
     pub fn write(&self, path: &Path) -> Result<()> {
         let bytes = self.encode(Encoding::for_output(path)?)?;
         write_atomic(path, &bytes)
+    }
+
+    /// The names of the features the model was trained on (the defaults `x1, …, xn` when the
+    /// file stores none).
+    pub fn feature_names(&self) -> FeatureNames {
+        FeatureNames::from_stored(self.training.feature_names.clone(), self.n_features)
     }
 
     /// The per-feature values of the deletion budget the model was trained for, if any.

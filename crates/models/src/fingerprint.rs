@@ -19,8 +19,8 @@ pub fn fingerprint(data: &Dataset) -> String {
     h.update(b"bulwark-data-fingerprint-v1");
     len(&mut h, data.len());
     len(&mut h, data.n_features());
-    for name in data.feature_names() {
-        text(&mut h, name);
+    for name in data.feature_names().iter() {
+        text(&mut h, &name);
     }
     len(&mut h, data.n_classes());
     for name in data.class_names() {

@@ -5,9 +5,10 @@
 //! hyper-parameters it takes with their defaults, and `fit`); registering it is one line in
 //! [`LEARNERS`].
 
+use bulwark_core::memory::{bytes_for, per_feature_limit};
 use bulwark_core::{
-    AnyModel, Dataset, Error, Fitted, HyperParams, Learner, ParamKind, ParamValue, ProgressFn,
-    Result,
+    AnyModel, Dataset, Error, Fitted, HyperParams, Learner, Location, ParamKind, ParamValue,
+    ProgressFn, Result,
 };
 
 /// Every registered learner, in the order `--help` lists them.
@@ -97,6 +98,36 @@ pub fn train(
     train_with_params(learner, data, given, progress).map(|(fitted, _)| fitted)
 }
 
+/// Refuses, before anything is allocated, to train `learner` on `data` when the state it keeps
+/// per feature ([`Learner::state_per_feature`], plus `extra_per_feature` numbers the caller
+/// keeps: a scaler, a model file) would exceed the limit for state sized by the feature count
+/// ([`per_feature_limit`]: memory bounded by what the data contain, not by the dimension a
+/// LIBSVM index declares). The error names the feature count, where it was declared and the
+/// cost.
+pub fn check_memory(learner: &dyn Learner, data: &Dataset, extra_per_feature: u64) -> Result<()> {
+    let n = data.n_features() as u64;
+    let per = learner
+        .state_per_feature(data.n_classes())
+        .saturating_add(extra_per_feature);
+    let limit = per_feature_limit(data.stored_bytes())?;
+    let (location, what) = match data.dimension_source() {
+        Some(at) => (
+            at.clone(),
+            format!("{n} features (the largest feature index)"),
+        ),
+        None => (Location::source(data.name()), format!("{n} features")),
+    };
+    limit.check(
+        bytes_for(n, per.saturating_mul(8)),
+        &location,
+        &what,
+        &format!(
+            "`{}`'s per-feature state ({per} numbers per feature)",
+            learner.name()
+        ),
+    )
+}
+
 /// [`train`] that also returns the resolved parameters (what a model file records).
 pub fn train_with_params(
     learner: &dyn Learner,
@@ -104,6 +135,7 @@ pub fn train_with_params(
     given: &HyperParams,
     progress: Option<ProgressFn<'_>>,
 ) -> Result<(Fitted<AnyModel>, HyperParams)> {
+    check_memory(learner, data, 0)?;
     let params = resolve(learner, given, data)?;
     let fitted = learner.fit(data, &params, progress)?;
     Ok((fitted, params))

@@ -261,3 +261,26 @@ fn version_2_files_of_the_previous_release_load_and_predict_the_same() {
     let (again, _) = ModelFile::read(&out).unwrap();
     assert_eq!(again.weights, lp.weights);
 }
+
+/// A model trained on data without names of their own stores none (the defaults `x1, …, xn`
+/// are read back), in both encodings.
+#[test]
+fn default_feature_names_are_stored_as_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = AnyModel::Linear(LinearModel::try_new(vec![1.0, -1.0, 0.5], 0.0).unwrap());
+    let mut t = training(3, 2);
+    t.feature_names = bulwark_core::FeatureNames::Default(3).stored();
+    assert!(t.feature_names.is_empty());
+    let file = ModelFile::new("lp", &model, None, params(), t, report());
+    for name in ["m.json", "m.bin"] {
+        let path = dir.path().join(name);
+        file.write(&path).unwrap();
+        let (back, _) = ModelFile::read(&path).unwrap();
+        assert_eq!(back.feature_names().to_vec(), ["x1", "x2", "x3"]);
+    }
+    // a non-empty list still has to have one name per feature
+    let mut short = file.clone();
+    short.training.feature_names = vec!["a".into()];
+    let e = short.validate(Path::new("s.json")).unwrap_err().to_string();
+    assert!(e.contains("training.feature_names has 1 entries"), "{e}");
+}

@@ -60,18 +60,13 @@ pub(crate) fn prepare(
         )
         .into());
     }
-    if task.feature_names() != file.training.feature_names.as_slice() {
-        let k = task
-            .feature_names()
-            .iter()
-            .zip(&file.training.feature_names)
-            .position(|(a, b)| a != b)
-            .unwrap_or(0);
+    let trained = file.feature_names();
+    if let Some(k) = task.feature_names().first_difference(&trained) {
         ui.warn(&format!(
             "{data}: feature {} is named `{}`, but the model was trained on `{}` (same count, different columns?)",
             k + 1,
-            task.feature_names()[k],
-            file.training.feature_names[k]
+            task.feature_names().get(k),
+            trained.get(k)
         ));
     }
     if task.class_names() != file.training.classes.as_slice() {
@@ -170,6 +165,11 @@ fn attack_of(kind: AttackArg, values: Vec<f64>, file: &ModelFile) -> anyhow::Res
     Ok(attack)
 }
 
+/// What an interrupted `eval` keeps.
+fn nothing_printed() -> String {
+    "stopped evaluating; nothing printed".into()
+}
+
 pub(crate) fn eval(
     args: &EvalArgs,
     dir: Option<&Path>,
@@ -179,6 +179,7 @@ pub(crate) fn eval(
     let (file, model, data) = prepare_common(&args.common, dir, ui)?;
     let v = values(&args.common, &file, &data)?;
     let attack = attack_of(args.attack, v, &file)?;
+    crate::interrupt::check(nothing_printed)?;
     if let Some(budgets) = &args.budgets {
         return eval_curve(args, budgets, &file, &model, &data, &attack, ui, out);
     }
@@ -188,6 +189,7 @@ pub(crate) fn eval(
     );
     let report = evaluate_model(&model, &data, &attack, args.budget, args.seed)?;
     spinner.finish_and_clear();
+    crate::interrupt::check(nothing_printed)?;
     if args.common.json {
         let o = EvalOutput {
             model: args.common.model.display().to_string(),
@@ -245,10 +247,13 @@ fn eval_curve(
     );
     let mut points = Vec::with_capacity(budgets.len());
     for &b in budgets {
+        // each budget is a safe point: the curve is printed whole or not at all
+        crate::interrupt::check(nothing_printed)?;
         points.push(evaluate_model(model, data, attack, b, args.seed)?);
         bar.inc(1);
     }
     bar.finish_and_clear();
+    crate::interrupt::check(nothing_printed)?;
     let curve = CurveOutput {
         model: args.common.model.display().to_string(),
         algorithm: &file.algorithm,
@@ -352,6 +357,12 @@ pub(crate) fn attack(
     );
     let attacked = attacked_dataset_model(&model, &data, &attack, args.budget, args.seed)?;
     spinner.finish_and_clear();
+    crate::interrupt::check(|| {
+        format!(
+            "stopped attacking; nothing written ({} untouched)",
+            args.out.display()
+        )
+    })?;
     // back to the data's original units, so the file reads like the input; a missing cell
     // stays missing (empty)
     let mask = attacked.missing();

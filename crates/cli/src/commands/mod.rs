@@ -50,6 +50,15 @@ pub(crate) fn read_options(read: &ReadArgs, policy: MissingPolicy) -> anyhow::Re
         format,
         missing_tokens: read.missing_tokens.clone(),
         missing: policy,
+        max_line_bytes: bulwark_core::memory::parse_bytes(&read.max_line)
+            .filter(|&b| b > 0)
+            .ok_or_else(|| {
+                bulwark_core::Error::param(
+                    "max-line",
+                    &read.max_line,
+                    "a number of bytes > 0, optionally with a K, M or G suffix",
+                )
+            })?,
     })
 }
 
@@ -66,7 +75,7 @@ pub(crate) fn write_csv(
     {
         let mut w = csv::Writer::from_writer(&mut body);
         let mut header = vec!["label".to_string()];
-        header.extend(data.feature_names().iter().cloned());
+        header.extend(data.feature_names().iter().map(String::from));
         w.write_record(&header)?;
         let y = data.binary_labels()?;
         for i in 0..data.len() {

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use bulwark_core::{Classifier, Dataset};
+use bulwark_core::{Classifier, Dataset, Learner};
 use bulwark_data::{
     BinaryTask, Loaded, MissingPolicy, Scaler, ScalingKind, binary_task, load_with,
 };
@@ -39,17 +39,25 @@ struct Prepared {
     dropped: usize,
 }
 
-/// Loads data, applies the task and the optional scaling (fitted here).
+/// Numbers per feature `train` keeps besides the learner's own state: the scaler's shift and
+/// factor, the training moments of the corruption attack, the model's weights and the model
+/// file's copy of them, and their encoded text (about three numbers' worth).
+const TRAIN_STATE_PER_FEATURE: u64 = 9;
+
+/// Loads data, checks the memory the feature count asks for, applies the task and the optional
+/// scaling (fitted here).
 fn prepare(
     args: &TrainArgs,
     policy: MissingPolicy,
     dir: Option<&Path>,
-    multiclass: bool,
+    learner: &dyn Learner,
 ) -> anyhow::Result<Prepared> {
+    let multiclass = learner.multiclass();
     let options = super::read_options(&args.read, policy)?;
     let Loaded {
         data: raw, dropped, ..
     } = load_with(&args.data, dir, &options)?;
+    registry::check_memory(learner, &raw, TRAIN_STATE_PER_FEATURE)?;
     // a multiclass learner keeps every class unless a binary task is asked for
     let task =
         if multiclass && raw.n_classes() > 2 && args.pair.is_none() && args.positive.is_none() {
@@ -106,9 +114,16 @@ pub(crate) fn run(
         scaler,
         fingerprint,
         dropped,
-    } = prepare(args, policy, dir, learner.multiclass())?;
+    } = prepare(args, policy, dir, learner)?;
     let deleted = train.n_missing();
     let algo = learner.name();
+    let not_written = || {
+        format!(
+            "stopped training {algo}; no model written ({} untouched)",
+            args.out.display()
+        )
+    };
+    crate::interrupt::check(not_written)?;
     let spinner = ui.spinner(
         args.json,
         format!(
@@ -118,17 +133,22 @@ pub(crate) fn run(
             train.n_features()
         ),
     );
-    let (mut fitted, hyper) = if spinner.is_hidden() {
-        registry::train_with_params(learner, &train, &given, None)?
-    } else {
-        let pb = spinner.clone();
-        let mut progress = move |msg: &str| {
+    // every iteration that reports progress is a safe point: Ctrl-C stops the solver there
+    let pb = spinner.clone();
+    let mut progress = move |msg: &str| {
+        if !pb.is_hidden() {
             pb.set_message(msg.to_string());
+        }
+        if crate::interrupt::cancel().is_requested() {
+            std::ops::ControlFlow::Break(())
+        } else {
             std::ops::ControlFlow::Continue(())
-        };
-        registry::train_with_params(learner, &train, &given, Some(&mut progress))?
+        }
     };
+    let fit = registry::train_with_params(learner, &train, &given, Some(&mut progress));
     spinner.finish_and_clear();
+    crate::interrupt::check(not_written)?;
+    let (mut fitted, hyper) = fit?;
     // what the missing-value policy did, recorded with the fit (and in the model file)
     if policy != MissingPolicy::Error {
         let d = &mut fitted.report.details;
@@ -142,7 +162,7 @@ pub(crate) fn run(
         pair: args.pair.clone(),
         positive: args.positive.clone(),
         rows: train.len(),
-        feature_names: train.feature_names().to_vec(),
+        feature_names: train.feature_names().stored(),
         classes: train.class_names().to_vec(),
         scale: args.scale.map(scaling_kind),
         training_error,
@@ -158,6 +178,7 @@ pub(crate) fn run(
     );
     // training moments (after scaling) for the greedy-corruption attack (DSX §4)
     file.corruption_stats = Some(bulwark_adversary::CorruptionStats::fit(&train)?);
+    crate::interrupt::check(not_written)?;
     file.write(&args.out)?;
     let r = &fitted.report;
     if args.json {

@@ -11,9 +11,14 @@
 //! the cached units of the budget-curve experiments (after a change to its solver), keeping the
 //! other learners' (each refit unit is stored as soon as it finishes, so it resumes too).
 //!
+//! Ctrl-C (or SIGTERM) starts no new unit: the units running finish and are stored, no table of
+//! an unfinished experiment is written, and the run ends with status 130 and one line saying
+//! how many finished units the cache keeps. A second Ctrl-C ends the process at once.
+//!
 //! Exit status: 0 when every experiment ran or was skipped for missing data, 1 when an
 //! experiment failed for another reason, 2 on bad arguments, 3 when the time limit stopped an
-//! experiment before its last unit (run the same command again to resume).
+//! experiment before its last unit (run the same command again to resume), 130 when
+//! interrupted.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -25,6 +30,9 @@ use std::time::{Duration, Instant};
 use bulwark_eval::io::write_atomic;
 use bulwark_eval::{ALL, Mode, Observer, Outcome, RunConfig, UnitCache, report, run};
 use indicatif::{FormattedDuration, ProgressBar, ProgressStyle};
+
+/// The exit status of an interrupted run (128 + SIGINT, as shells report it).
+const EXIT_INTERRUPTED: u8 = 130;
 
 /// Without a terminal (a log file, CI) the bar is hidden: a plain progress line instead, at most
 /// this often (and at an experiment's last unit).
@@ -238,6 +246,18 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| eprintln!("  panic caught: {info}")));
     let start = Instant::now();
     let mut cfg = args.cfg.clone();
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // the first signal stops new units; a second one, with the flag set, ends the process
+        let installed = signal_hook::flag::register_conditional_shutdown(
+            sig,
+            i32::from(EXIT_INTERRUPTED),
+            cfg.cancel.flag(),
+        )
+        .and_then(|_| signal_hook::flag::register(sig, cfg.cancel.flag()));
+        if let Err(e) = installed {
+            eprintln!("warning: Ctrl-C will end the run at once (no handler: {e})");
+        }
+    }
     let cache_path = match (&args.cache, cfg.mode) {
         (CacheChoice::File(p), _) => Some(p.clone()),
         (CacheChoice::Default, Mode::Full) => Some(args.out.join("cache-full.jsonl")),
@@ -300,6 +320,9 @@ fn main() -> ExitCode {
     let mut failed = 0;
     let mut incomplete = 0;
     for name in &names {
+        if cfg.cancel.is_requested() {
+            break;
+        }
         let t = Instant::now();
         let outcome = run(name, cfg, &bars);
         bars.finish();
@@ -334,6 +357,10 @@ fn main() -> ExitCode {
                 failed += 1;
                 eprintln!("{name:>12}: FAILED: {e}");
                 format!("failed: {e}")
+            }
+            Outcome::Incomplete { done, total } if cfg.cancel.is_requested() => {
+                incomplete += 1;
+                format!("interrupted: {done} of {total} units")
             }
             Outcome::Incomplete { done, total } => {
                 incomplete += 1;
@@ -392,6 +419,20 @@ fn main() -> ExitCode {
         if let Err(e) = write_atomic(&path, text.as_bytes()) {
             eprintln!("cannot record the runtime: {e}");
         }
+    }
+    if cfg.cancel.is_requested() {
+        eprintln!(
+            "interrupted: {}",
+            match &cfg.cache {
+                Some(c) => format!(
+                    "{} finished unit(s) kept in {}; run the same command again to resume",
+                    c.len(),
+                    c.path().display()
+                ),
+                None => "no unit cache (--full keeps one): the finished units are lost".into(),
+            }
+        );
+        return ExitCode::from(EXIT_INTERRUPTED);
     }
     if failed > 0 {
         ExitCode::from(1)

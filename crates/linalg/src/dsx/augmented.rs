@@ -37,9 +37,7 @@
 //! lower bound `ρ_i + δ` (each `r1_ij² / Ω′_j ≤ φ_ij v_j² (σ_ij+δ)/Δ_ij`), as `S_jj` is.
 
 use faer::Par;
-use faer::linalg::cholesky::ldlt::factor::{
-    LdltError, LdltParams, LdltRegularization, cholesky_in_place, cholesky_in_place_scratch,
-};
+use faer::linalg::cholesky::ldlt::factor::{LdltRegularization, cholesky_in_place_scratch};
 use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri_matmul};
 use faer::linalg::triangular_solve::{
     solve_unit_lower_triangular_in_place, solve_unit_upper_triangular_in_place,
@@ -50,6 +48,7 @@ use faer::sparse::linalg::cholesky::{
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Accum, MatMut, MatRef, Side};
 
+use super::ldlt::{PANEL as PANEL_LDLT, ldlt_in_place, ldlt_work_len};
 use super::plan::dense_feature;
 use super::{DsxScalings, DsxSystem};
 use crate::error::{Block, LinalgError, Result, Scratch};
@@ -253,6 +252,8 @@ pub(super) struct ExampleSpace {
     /// `dim × PANEL` of the largest order, column-major (empty when no feature is frequent).
     panel: Vec<f64>,
     mem: Scratch,
+    /// The blocked `LDLᵀ`'s work space ([`ldlt_work_len`]).
+    ldlt_work: Vec<f64>,
     /// A feature-space vector (`Ω′⁻¹ r_w`) of a solve.
     tw: Vec<f64>,
     /// The example-space vector `ν` of a solve.
@@ -285,9 +286,10 @@ impl ExampleSpace {
         } else {
             vec![0.0; most * PANEL.min(dense_features.len())]
         };
-        let req = cholesky_in_place_scratch::<f64>(most, Par::Seq, Default::default());
+        let req = cholesky_in_place_scratch::<f64>(PANEL_LDLT, Par::Seq, Default::default());
         Self {
             m,
+            ldlt_work: vec![0.0; ldlt_work_len(most)],
             dim: 2 * m + 1,
             q: vec![0.0; most * most],
             jacobi: vec![0.0; most],
@@ -767,23 +769,25 @@ impl DsxSystem<'_> {
                 *e *= jr * jc;
             }
         }
-        let reg = regularization(&self.settings, &es.signs[..dim]);
-        let info = cholesky_in_place(
+        let reg = self
+            .settings
+            .dynamic_regularization
+            .map_or((0.0, 0.0), |d| (d.epsilon, d.delta));
+        let count = ldlt_in_place(
             MatMut::from_column_major_slice_mut(q, dim, dim),
+            &es.signs[..dim],
             reg,
-            Par::Seq,
+            self.settings.threads,
+            &mut es.ldlt_work,
             es.mem.stack(),
-            <faer::Spec<LdltParams, f64>>::default(),
         )
-        .map_err(
-            |LdltError::ZeroPivot { index }| LinalgError::NotPositiveDefinite {
-                block: Block::ExampleSpace,
-                pivot: index,
-                value: 0.0,
-            },
-        )?;
+        .map_err(|index| LinalgError::NotPositiveDefinite {
+            block: Block::ExampleSpace,
+            pivot: index,
+            value: 0.0,
+        })?;
         let (mut min_pivot, mut max_pivot) = (f64::INFINITY, 0.0f64);
-        let mut regularized = info.dynamic_regularization_count;
+        let mut regularized = count;
         let reg_delta = self.settings.dynamic_regularization.map(|d| d.delta);
         for r in 0..dim {
             let d = q[r * dim + r];
@@ -922,10 +926,11 @@ impl DsxSystem<'_> {
         }
         nu[bb] = rb[n] * es.jacobi[bb];
         let ld = MatRef::from_column_major_slice(&es.q[..dim * dim], dim, dim);
+        let par = Par::Seq;
         solve_unit_lower_triangular_in_place(
             ld,
             MatMut::from_column_major_slice_mut(&mut *nu, dim, 1),
-            Par::Seq,
+            par,
         );
         for r in 0..dim {
             nu[r] /= es.q[r * dim + r];
@@ -933,7 +938,7 @@ impl DsxSystem<'_> {
         solve_unit_upper_triangular_in_place(
             ld.transpose(),
             MatMut::from_column_major_slice_mut(&mut *nu, dim, 1),
-            Par::Seq,
+            par,
         );
         for (v, &jr) in nu.iter_mut().zip(&es.jacobi[..dim]) {
             *v *= jr;

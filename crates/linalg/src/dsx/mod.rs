@@ -20,6 +20,7 @@ mod augmented;
 mod cols;
 mod example;
 mod factor;
+mod ldlt;
 mod operator;
 mod plan;
 mod refine;
@@ -392,7 +393,7 @@ impl DsxSystem<'_> {
     }
 
     /// Every method's predicted cost on this system and the choice
-    /// ([`DsxSystem::plan`] before construction).
+    /// (made before anything large is allocated).
     pub fn normal_equations_plan(&self) -> &NormalEquationsPlan {
         &self.plan
     }

@@ -251,6 +251,8 @@ impl<'a> DsxSystem<'a> {
             analysis,
         } = make_plan(&pattern, kernel, &settings)?;
         let feature = method == NormalEquations::FeatureSpace;
+        let couplings = (!feature)
+            .then(|| couplings.unwrap_or_else(|| Couplings::new(m, n, &indptr, &indices)));
         let (couplings, example_space, sparse) = match (couplings, method) {
             (Some(mut c), NormalEquations::ExampleSpace) => {
                 c.allocate(m);
@@ -259,8 +261,11 @@ impl<'a> DsxSystem<'a> {
             }
             (Some(mut c), NormalEquations::SparseLdl) => {
                 c.allocate(m);
-                let sp = analysis.map(|a| Box::new(SparseLdl::new(m, n, a)));
-                (Some(c), None, sp)
+                let sp = match analysis {
+                    Some(a) => a,
+                    None => sparse_analysis(m, n, &c)?,
+                };
+                (Some(c), None, Some(Box::new(SparseLdl::new(m, n, sp))))
             }
             _ => (None, None, None),
         };
@@ -475,9 +480,13 @@ fn make_plan(p: &Pattern<'_>, kernel: SchurKernel, settings: &DsxSettings) -> Re
         NormalEquations::Auto => !p.dense && dense_best > 2.0 * plan::sparse_analysis_seconds(p),
         _ => false,
     };
+    // the column map (12 bytes per stored entry) only where a method that reads it may be
+    // chosen: the sparse analysis, or the example space when it is the cheaper dense method
+    let example_may_win = example.fits(limit)
+        && (!feature.fits(limit) || example.seconds <= feature.seconds || analyse);
     let needs_map = analyse
         || matches!(requested, NormalEquations::ExampleSpace)
-        || (requested == NormalEquations::Auto && example.fits(limit));
+        || (requested == NormalEquations::Auto && example_may_win);
     let couplings = needs_map.then(|| Couplings::new(p.m, p.n, p.indptr, p.indices));
     let mut analysis = None;
     let sparse = match (&couplings, analyse) {
