@@ -63,9 +63,16 @@ mod tests {
         .unwrap();
         let y = vec![Sign::Pos, Sign::Neg, Sign::Pos, Sign::Neg];
         let mask = MissingMask::from_rows(3, &[vec![1, 2], vec![1, 2], vec![2], vec![2]]).unwrap();
-        let d = Dataset::binary("t", x, y).unwrap().with_missing(mask).unwrap();
+        let d = Dataset::binary("t", x, y)
+            .unwrap()
+            .with_missing(mask)
+            .unwrap();
         let v = missingness_values(&d).unwrap();
-        let expect = [-(1.0f64 / 6.0).ln(), -(3.0f64 / 6.0).ln(), -(5.0f64 / 6.0).ln()];
+        let expect = [
+            -(1.0f64 / 6.0).ln(),
+            -(3.0f64 / 6.0).ln(),
+            -(5.0f64 / 6.0).ln(),
+        ];
         for (a, b) in v.iter().zip(expect) {
             assert!((a - b).abs() < 1e-15, "{v:?}");
         }

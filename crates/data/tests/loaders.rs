@@ -116,10 +116,31 @@ fn the_mlbench_sets_keep_their_missing_cells() {
         missing: MissingPolicy::Delete,
         ..ReadOptions::default()
     };
-    type Expected = (&'static str, usize, usize, [(&'static str, usize); 2], usize, usize);
+    type Expected = (
+        &'static str,
+        usize,
+        usize,
+        [(&'static str, usize); 2],
+        usize,
+        usize,
+    );
     let table: [Expected; 3] = [
-        ("housevotes84", 435, 16, [("democrat", 267), ("republican", 168)], 392, 203),
-        ("breastcancer", 699, 9, [("benign", 458), ("malignant", 241)], 16, 16),
+        (
+            "housevotes84",
+            435,
+            16,
+            [("democrat", 267), ("republican", 168)],
+            392,
+            203,
+        ),
+        (
+            "breastcancer",
+            699,
+            9,
+            [("benign", 458), ("malignant", 241)],
+            16,
+            16,
+        ),
         ("pima2", 768, 8, [("neg", 500), ("pos", 268)], 652, 376),
     ];
     for (name, rows, cols, counts, cells, records) in table {
@@ -130,7 +151,11 @@ fn the_mlbench_sets_keep_their_missing_cells() {
         for (c, k) in counts {
             assert_eq!(d.class_counts().get(c), Some(&k), "{name}: class {c}");
         }
-        assert_eq!((d.n_missing(), d.incomplete_records()), (cells, records), "{name}");
+        assert_eq!(
+            (d.n_missing(), d.incomplete_records()),
+            (cells, records),
+            "{name}"
+        );
         let e = load(name, None).unwrap_err().to_string();
         assert!(e.contains("missing value"), "{name}: {e}");
     }

@@ -513,8 +513,10 @@ fn run_with(
                         "failed": cs.iter().map(|c| c.failed).sum::<usize>(),
                     }),
                 );
-                let mut tally = SolverTally::default();
-                tally.not_converged = cs.iter().map(|c| c.not_converged).sum();
+                let tally = SolverTally {
+                    not_converged: cs.iter().map(|c| c.not_converged).sum(),
+                    ..SolverTally::default()
+                };
                 res.per_task.push(Row {
                     task: Some(set.clone()),
                     learner: title_of(key),
@@ -719,7 +721,7 @@ pub fn plots(res: &ExperimentResult) -> Vec<(String, LinePlot)> {
             .find(|s| s.0 == set)
             .map_or(set.as_str(), |s| s.1);
         let mut plot = LinePlot::new(
-            &format!("{title}: trained complete, tested incomplete"),
+            format!("{title}: trained complete, tested incomplete"),
             "features deleted on top of the missing cells",
             "test error",
         );

@@ -24,39 +24,21 @@ pub const REFERENCES: [(&str, &str); 2] = [
     ("sklearn_mhuber", "sklearn SGD (modified Huber)"),
 ];
 
-/// The script: reads the header and the parts, selects `C` (LR) and `alpha` (SGD) on the
-/// validation part (ties to the first, the most regularised), prints the test errors as JSON.
-/// Warnings are silenced: nobody drains its standard error while it serves.
-///
-/// It serves requests until its standard input closes: a request is a one-line JSON header
-/// (with the payload's length in `bytes`) and the payload; the answer is one JSON line, either the
-/// references or `{"error": ...}` (so the process, which imports scikit-learn once — about 1.5 s —
-/// is reused by unit after unit).
-const SCRIPT: &str = r#"
+/// What every script shares: the imports, `parts_of` (the parts of a request as `(x, y)`
+/// pairs) and, after the script's `answer(head, raw)`, the loop serving requests until standard
+/// input closes.
+const PRELUDE: &str = r#"
 import sys, json, warnings, traceback
 import numpy as np
-from sklearn.linear_model import LogisticRegression, SGDClassifier
-warnings.simplefilter("ignore")
-def pick(models, xt, yt, xv, yv, xs, ys):
-    best = None
-    for g, mk in models:
-        h = mk().fit(xt, yt)
-        v = float(np.mean(h.predict(xv) != yv))
-        if best is None or v < best[0]:
-            best = (v, g, h)
-    return {"error": float(np.mean(best[2].predict(xs) != ys)), "chosen": best[1]}
-def answer(head, raw):
+def parts_of(head, raw):
     d, off, parts = head["d"], 0, []
     for m in head["sizes"]:
         x = raw[off:off + m * d].reshape(m, d); off += m * d
         y = raw[off:off + m]; off += m
         parts.append((x, y))
-    (xt, yt), (xv, yv), (xs, ys) = parts
-    seed = head["seed"]
-    return {
-        "sklearn_lr": pick([(c, lambda c=c: LogisticRegression(C=c, fit_intercept=False, max_iter=2000)) for c in head["lr_c"]], xt, yt, xv, yv, xs, ys),
-        "sklearn_mhuber": pick([(a, lambda a=a: SGDClassifier(loss="modified_huber", alpha=a, fit_intercept=False, max_iter=2000, tol=1e-4, random_state=seed)) for a in head["sgd_alpha"]], xt, yt, xv, yv, xs, ys),
-    }
+    return parts
+"#;
+const SERVE: &str = r#"
 inp = sys.stdin.buffer
 while True:
     line = inp.readline()
@@ -70,6 +52,35 @@ while True:
         out = {"error": traceback.format_exc()}
     sys.stdout.write(json.dumps(out) + "\n")
     sys.stdout.flush()
+"#;
+
+/// The script: reads the header and the parts, selects `C` (LR) and `alpha` (SGD) on the
+/// validation part (ties to the first, the most regularised), prints the test errors as JSON.
+/// Warnings are silenced: nobody drains its standard error while it serves.
+///
+/// It serves requests until its standard input closes: a request is a one-line JSON header
+/// (with the payload's length in `bytes`) and the payload; the answer is one JSON line, either the
+/// references or `{"error": ...}` (so the process, which imports scikit-learn once — about 1.5 s —
+/// is reused by unit after unit).
+const SCRIPT: &str = r#"
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+warnings.simplefilter("ignore")
+def pick(models, xt, yt, xv, yv, xs, ys):
+    best = None
+    for g, mk in models:
+        h = mk().fit(xt, yt)
+        v = float(np.mean(h.predict(xv) != yv))
+        if best is None or v < best[0]:
+            best = (v, g, h)
+    return {"error": float(np.mean(best[2].predict(xs) != ys)), "chosen": best[1]}
+def answer(head, raw):
+    parts = parts_of(head, raw)
+    (xt, yt), (xv, yv), (xs, ys) = parts
+    seed = head["seed"]
+    return {
+        "sklearn_lr": pick([(c, lambda c=c: LogisticRegression(C=c, fit_intercept=False, max_iter=2000)) for c in head["lr_c"]], xt, yt, xv, yv, xs, ys),
+        "sklearn_mhuber": pick([(a, lambda a=a: SGDClassifier(loss="modified_huber", alpha=a, fit_intercept=False, max_iter=2000, tol=1e-4, random_state=seed)) for a in head["sgd_alpha"]], xt, yt, xv, yv, xs, ys),
+    }
 "#;
 
 /// The `C` grid of LogisticRegression (most regularised first) and SGD's `alpha` grid.
@@ -193,8 +204,6 @@ pub const MISSING_C: [f64; 5] = [0.01, 0.1, 1.0, 10.0, 100.0];
 /// Serves [`Sklearn::missing_references`]: one request is a header and the training and test
 /// parts (NaN for a missing cell); the answer the three references.
 const MISSING_SCRIPT: &str = r#"
-import sys, json, warnings, traceback
-import numpy as np
 from sklearn.pipeline import make_pipeline
 from sklearn.impute import SimpleImputer
 from sklearn.preprocessing import StandardScaler
@@ -218,11 +227,7 @@ def linear(make, grid, xt, yt, xs, ys, cv):
         "b": float(np.ravel(clf.intercept_)[0]),
     }
 def answer(head, raw):
-    d, off, parts = head["d"], 0, []
-    for m in head["sizes"]:
-        x = raw[off:off + m * d].reshape(m, d); off += m * d
-        y = raw[off:off + m]; off += m
-        parts.append((x, y))
+    parts = parts_of(head, raw)
     (xt, yt), (xs, ys) = parts
     seed = head["seed"]
     cv = StratifiedKFold(n_splits=head["folds"], shuffle=True, random_state=seed)
@@ -232,19 +237,6 @@ def answer(head, raw):
         "lr": linear(lambda c: LogisticRegression(C=c, max_iter=5000), head["c"], xt, yt, xs, ys, cv),
         "hgb_error": float(np.mean(hgb.predict(xs) != ys)),
     }
-inp = sys.stdin.buffer
-while True:
-    line = inp.readline()
-    if not line:
-        break
-    try:
-        head = json.loads(line)
-        raw = np.frombuffer(inp.read(head["bytes"]), dtype="<f8")
-        out = answer(head, raw)
-    except Exception:
-        out = {"error": traceback.format_exc()}
-    sys.stdout.write(json.dumps(out) + "\n")
-    sys.stdout.flush()
 "#;
 
 /// A linear reference of [`Sklearn::missing_references`]: its test error, its chosen `C`, and
@@ -327,7 +319,7 @@ struct Worker {
 impl Worker {
     fn spawn(python: &Path, script: &str) -> Result<Self, String> {
         let mut child = Command::new(python)
-            .args(["-c", script])
+            .args(["-c", &format!("{PRELUDE}{script}{SERVE}")])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -120,6 +120,9 @@ fn text_of(v: &serde_json::Value) -> String {
     }
 }
 
+/// One grid point of a CV table: the parameter's value, the mean error and its standard error.
+type CvPoint = (f64, f64, f64);
+
 /// The curves of one `tune` file against `param`.
 fn tune_curves(
     path: &Path,
@@ -167,7 +170,7 @@ fn tune_curves(
             .join(" ")
     };
     let chosen = key(&t.best);
-    let mut groups: Vec<(String, Vec<(f64, f64, f64)>)> = Vec::new();
+    let mut groups: Vec<(String, Vec<CvPoint>)> = Vec::new();
     for r in &t.cv {
         let (Some(x), Some(y)) = (
             r.get(&name).and_then(serde_json::Value::as_f64),

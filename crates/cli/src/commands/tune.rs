@@ -126,14 +126,19 @@ pub(crate) fn run(
             args.folds
         ),
     );
-    // every fit is a safe point: the place to check a stop request
+    // every fit is a safe point: a stop request (Ctrl-C) ends the selection there, nothing written
     let mut progress = |_: &bulwark_eval::select::Step| {
         bar.inc(1);
-        ControlFlow::Continue(())
+        if crate::interrupt::cancel().is_requested() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
     };
     let selection = tune(&task, &spec, &mut progress)?;
     let chosen = fit_chosen(&task, &spec, &selection)?;
     bar.finish_and_clear();
+    crate::interrupt::check(|| format!("nothing ({} not written)", args.out.display()))?;
     let training_error = chosen.model.error_rate(&chosen.data)?;
     let training = Training {
         data: args.data.clone(),

@@ -258,10 +258,9 @@ pub fn tune(
                 points: points.len(),
             };
             if progress(&step).is_break() {
-                return Err(Error::Numerical {
-                    algorithm: "tune".into(),
-                    message: format!(
-                        "stopped before fold {} of {k}, grid point {} of {}",
+                return Err(Error::Interrupted {
+                    kept: format!(
+                        "nothing (the selection stopped before fold {} of {k}, grid point {} of {})",
                         f + 1,
                         p + 1,
                         points.len()
@@ -484,6 +483,7 @@ mod tests {
             }
         })
         .unwrap_err();
+        assert!(matches!(e, Error::Interrupted { .. }), "{e}");
         assert!(e.to_string().contains("stopped before fold 2 of 3"), "{e}");
         assert_eq!(calls, 4 + 1);
     }
