@@ -39,6 +39,12 @@ pub enum Command {
         after_help = "Examples:\n  bulwark train --algo lp --data wdbc --scale minmax --budget 5 --C 1 --values mi --out wdbc.json\n  bulwark train --algo lp --data mnist10k --pair 3,8 --scale minmax --budget 50 --values mi --out m38.bin --json"
     )]
     Train(TrainArgs),
+    /// Choose a learner's parameters by stratified, seeded K-fold cross-validation under a
+    /// threat, refit on all the data and write the model file (with the CV table).
+    #[command(
+        after_help = "Threats: none, missing (validation records lose the cells of a pattern drawn from the data's records with missing cells, or from --missing-from), greedy-delete:N, random-delete:N, greedy-corrupt:N (N features, on top of the cells missing), uniform-noise:X, missing+ATTACK, or a contamination of the training folds: label-random:R, label-far:R, label-near:R, label-halfspace:R, flipped-labels:R, random-points:R, coordinated-pull:R.\n\nExamples:\n  bulwark tune --algo lp --data pima2 --missing delete --scale standard --threat missing --folds 5 --out pima.json\n  bulwark tune --algo lp --data wdbc --scale standard --grid C=0.1,1,10 --grid budget=0,2,4 --threat greedy-delete:3 --json --out lp.json\n  bulwark tune --algo svm --data pima2 --missing drop --scale standard --threat greedy-delete:2 --seed 3 --out svm.bin"
+    )]
+    Tune(TuneArgs),
     /// Predict labels and scores with a trained model (CSV, or JSON with --json).
     #[command(
         after_help = "Examples:\n  bulwark predict --model wdbc.json --data wdbc --out predictions.csv\n  bulwark predict --model wdbc.bin --data new.csv --json"
@@ -59,9 +65,10 @@ pub enum Command {
         after_help = "Example:\n  bulwark attack --model wdbc.json --data wdbc --attack greedy-delete --budget 5 --out attacked.csv.gz"
     )]
     Attack(AttackArgs),
-    /// Plot error-versus-budget curves from `bulwark eval --json` output (SVG).
+    /// Plot error-versus-budget curves from `bulwark eval --json` output, or the
+    /// cross-validation error against a tuned parameter from `bulwark tune --json` (SVG).
     #[command(
-        after_help = "Examples:\n  bulwark eval --model lp.json --data wdbc --attack greedy-delete --budgets 0,2,4,6 --json > lp.eval.json\n  bulwark plot lp.eval.json svm.eval.json --out curves.svg --title \"wdbc, greedy deletion\""
+        after_help = "Examples:\n  bulwark eval --model lp.json --data wdbc --attack greedy-delete --budgets 0,2,4,6 --json > lp.eval.json\n  bulwark plot lp.eval.json svm.eval.json --out curves.svg --title \"wdbc, greedy deletion\"\n  bulwark tune --algo lp --data wdbc --scale standard --threat greedy-delete:3 --out lp.json --json > lp.tune.json\n  bulwark plot lp.tune.json --param budget --out cv.svg"
     )]
     Plot(PlotArgs),
     /// Inspect or convert model files.
@@ -182,8 +189,8 @@ pub struct ReadArgs {
 /// `bulwark data info`
 #[derive(Debug, Args)]
 pub struct DataInfoArgs {
-    /// Built-in name (wdbc, spambase, ionosphere, pima, splice, wine, usps, mnist10k, spamassassin) or a
-    /// path.
+    /// Built-in name (wdbc, spambase, ionosphere, pima, splice, wine, housevotes84, breastcancer,
+    /// pima2, usps, mnist10k, spamassassin) or a path.
     pub data: String,
     /// How the file is read.
     #[command(flatten)]
@@ -288,6 +295,61 @@ pub struct TrainArgs {
     pub params: crate::learner_args::LearnerArgs,
 }
 
+/// `bulwark tune`
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Learning algorithm (a learner of the registry).
+    #[arg(long, value_parser = crate::learner_args::algo_names())]
+    pub algo: String,
+    /// Data: a built-in name or a file.
+    #[arg(long)]
+    pub data: String,
+    /// Binary task from two classes A,B (A becomes +1).
+    #[arg(long, value_name = "A,B", conflicts_with = "positive")]
+    pub pair: Option<String>,
+    /// Binary task: this class is +1, all others -1.
+    #[arg(long, value_name = "CLASS")]
+    pub positive: Option<String>,
+    /// Scale features (fitted on each training fold; for the model, on all the data).
+    #[arg(long, value_enum)]
+    pub scale: Option<ScaleArg>,
+    /// A parameter's grid (repeatable): `--grid C=0.1,1,10`. The learner's tunable parameters
+    /// not given here (nor fixed by their own flag) are searched over its default grid.
+    #[arg(long, value_name = "PARAM=V1,V2,...")]
+    pub grid: Vec<String>,
+    /// What every fold's model is scored under (below).
+    #[arg(long, default_value = "none")]
+    pub threat: String,
+    /// Stratified folds (at least 2, at most the examples of the smallest class).
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
+    /// Seed of the folds, of every random choice of the threat and of the learner (for a
+    /// learner that takes one).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The records whose missing cells the threat `missing` draws from and the values
+    /// `missingness` count (which cells, not their values or labels), when not those of
+    /// --data: e.g. the records to be classified.
+    #[arg(long, value_name = "DATA")]
+    pub missing_from: Option<String>,
+    /// Output model file: `.json` (text) or `.bin` (compact binary).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Records with a missing cell: error (refuse them), drop (leave them out) or delete (keep
+    /// them with the missing features deleted).
+    #[arg(long, value_name = "POLICY", default_value = "error")]
+    pub missing: String,
+    /// How the data file is read.
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Print a JSON object (best, cv, threat, …) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Parameters fixed for every fit (each learner takes the ones listed with its name).
+    #[command(flatten)]
+    pub params: crate::learner_args::TuneLearnerArgs,
+}
+
 fn positive_f64(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
     if v.is_finite() && v > 0.0 {
@@ -313,7 +375,8 @@ pub struct EvalData {
     #[arg(long, value_name = "CLASS")]
     pub positive: Option<String>,
     /// Feature values of the adversary's budget: `model` (those the model was trained with,
-    /// else uniform), uniform, mi (computed on these data) or a file with one value per line.
+    /// else uniform), uniform, mi (computed on these data), missingness (the surprise of each
+    /// feature's missing rate in these data) or a file with one value per line.
     #[arg(long, default_value = "model")]
     pub values: String,
     /// How the data file is read (missing cells are deleted features, counted against the budget).
@@ -410,6 +473,9 @@ pub struct PlotArgs {
     /// Logarithmic budget axis (budgets must be > 0).
     #[arg(long)]
     pub log_x: bool,
+    /// `tune` output: the tuned parameter on the x-axis (default: the first numeric one).
+    #[arg(long)]
+    pub param: Option<String>,
     /// Print a JSON object instead of text.
     #[arg(long)]
     pub json: bool,

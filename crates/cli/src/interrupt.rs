@@ -4,7 +4,7 @@
 //! status 130, one line saying what was kept, no partial output (files are written atomically).
 //! A second signal ends the process at once with status 130.
 //!
-//! The same flag serves every long command (`train`, `eval`, and later `tune`): a command calls
+//! The same flag serves every long command (`train`, `eval`, `tune`): a command calls
 //! [`check`] where stopping leaves nothing half-done.
 
 use std::sync::OnceLock;

@@ -104,11 +104,13 @@ impl LearnerArgs {
     }
 }
 
-impl FromArgMatches for LearnerArgs {
-    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+impl LearnerArgs {
+    fn from_matches_except(m: &ArgMatches, skip: &[&str]) -> Self {
         let mut given = Vec::new();
         for (spec, _) in all_params() {
-            if m.value_source(spec.name) != Some(ValueSource::CommandLine) {
+            if skip.contains(&spec.name)
+                || m.value_source(spec.name) != Some(ValueSource::CommandLine)
+            {
                 continue;
             }
             let raw = match spec.kind {
@@ -117,17 +119,14 @@ impl FromArgMatches for LearnerArgs {
             };
             given.push((spec.name.to_string(), raw));
         }
-        Ok(Self { given })
+        Self { given }
     }
-    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
-    }
-}
 
-impl Args for LearnerArgs {
-    fn augment_args(mut cmd: Command) -> Command {
+    fn augment_except(mut cmd: Command, skip: &[&str]) -> Command {
         for (spec, who) in all_params() {
+            if skip.contains(&spec.name) {
+                continue;
+            }
             let help = help_of(&who);
             let arg = Arg::new(spec.name)
                 .long(flag_of(&spec))
@@ -142,6 +141,49 @@ impl Args for LearnerArgs {
             });
         }
         cmd
+    }
+}
+
+impl FromArgMatches for LearnerArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self::from_matches_except(m, &[]))
+    }
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for LearnerArgs {
+    fn augment_args(cmd: Command) -> Command {
+        Self::augment_except(cmd, &[])
+    }
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+/// The parameters `bulwark tune` takes as fixed: every learner flag but `--seed`, which is
+/// `tune`'s own (the folds', the threat's and the learner's seed at once).
+#[derive(Debug, Clone, Default)]
+pub struct TuneLearnerArgs(pub LearnerArgs);
+
+/// The flags [`TuneLearnerArgs`] leaves to `tune`.
+const TUNE_OWNS: &[&str] = &["seed"];
+
+impl FromArgMatches for TuneLearnerArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self(LearnerArgs::from_matches_except(m, TUNE_OWNS)))
+    }
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for TuneLearnerArgs {
+    fn augment_args(cmd: Command) -> Command {
+        LearnerArgs::augment_except(cmd, TUNE_OWNS)
     }
     fn augment_args_for_update(cmd: Command) -> Command {
         Self::augment_args(cmd)

@@ -258,14 +258,34 @@ fn json_and_binary_models_of_one_run_predict_identically() {
 
 #[test]
 fn models_from_another_crate_version_of_the_same_format_load() {
+    for (version, crate_version) in [(2, "0.0.1"), (3, "0.0.2")] {
+        let name = format!("model-v{version}-from-{crate_version}");
+        models_of_an_older_format_load(&name, version, crate_version);
+    }
+    // a version-3 file converts to the current version with no selection record and the same
+    // predictions
+    let (v3, v4) = (fixture("model-v3-from-0.0.2.bin"), tmp("v3-to-v4.bin"));
+    let out = v4.to_str().unwrap();
+    assert!(
+        bulwark(&["model", "convert", &v3, "--out", out])
+            .status
+            .success()
+    );
+    let info = ok_json(&["model", "info", out, "--json"]);
+    assert_eq!(info["format_version"], 4);
+    assert!(info["selection"].is_null());
+    assert_eq!(predict(&v3), predict(out));
+}
+
+fn models_of_an_older_format_load(name: &str, version: u32, crate_version: &str) {
     let (j, b) = (
-        fixture("model-v2-from-0.0.1.json"),
-        fixture("model-v2-from-0.0.1.bin"),
+        fixture(&format!("{name}.json")),
+        fixture(&format!("{name}.bin")),
     );
     for m in [&j, &b] {
         let info = ok_json(&["model", "info", m, "--json"]);
-        assert_eq!(info["crate_version"], "0.0.1", "{m}");
-        assert_eq!(info["format_version"], 2, "{m}");
+        assert_eq!(info["crate_version"], crate_version, "{m}");
+        assert_eq!(info["format_version"], version, "{m}");
         // trained on all of wdbc: predicting wdbc reproduces the recorded training error
         let p = ok_json(&["predict", "--model", m, "--data", "wdbc", "--json"]);
         assert_eq!(p["n_examples"], 569);

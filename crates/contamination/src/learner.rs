@@ -2,8 +2,8 @@
 //! (`kls-boost`) ([`bulwark_core::Learner`]).
 
 use bulwark_core::{
-    AnyModel, Dataset, Error, Fit, Fitted, HyperParams, Learner, ParamKind, ParamSpec, ProgressFn,
-    Result,
+    AnyModel, Dataset, Error, Fit, Fitted, HyperParams, Learner, MoreRegular, ParamKind, ParamSpec,
+    ProgressFn, Result, Tunable,
 };
 
 use crate::amu::AmuParams;
@@ -148,6 +148,14 @@ pub struct KlsAmuLearner;
 impl Learner for KlsAmuLearner {
     fn name(&self) -> &'static str {
         "kls-amu"
+    }
+    fn tunable(&self) -> &'static [Tunable] {
+        const T: &[Tunable] = &[Tunable {
+            name: "amu_constant",
+            grid: &["0.5", "2", "10", "50", "250"],
+            more_regular: MoreRegular::Larger,
+        }];
+        T
     }
     fn title(&self) -> &'static str {
         "A_mu"

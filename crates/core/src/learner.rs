@@ -47,6 +47,30 @@ pub struct ParamSpec {
     pub help: &'static str,
 }
 
+/// Which end of a tunable parameter's grid gives the more regular model: the one model
+/// selection (`bulwark tune`) prefers when two grid points have the same mean error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoreRegular {
+    /// The smaller value (a box radius or a loss weight `C`).
+    Smaller,
+    /// The larger value (a deletion budget `N`, a ridge penalty, a smoothing width `sigma`).
+    Larger,
+    /// The value listed first in the grid (text parameters).
+    First,
+}
+
+/// A hyper-parameter that model selection may search, with the grid it searches by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tunable {
+    /// The parameter's name (one of [`Learner::params`]).
+    pub name: &'static str,
+    /// The default grid, as the user would type each value (one value: not searched unless
+    /// the user gives a grid).
+    pub grid: &'static [&'static str],
+    /// Which end of the grid is the more regular model (ties go to it).
+    pub more_regular: MoreRegular,
+}
+
 /// A hyper-parameter value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamValue {
@@ -281,6 +305,12 @@ pub trait Learner: Sync {
     fn about(&self) -> &'static str;
     /// The hyper-parameters it takes.
     fn params(&self) -> &'static [ParamSpec];
+    /// The hyper-parameters model selection may search (`bulwark tune`), in the order their
+    /// regularity breaks ties (the first one's most regular value first), each with a default
+    /// grid; none by default.
+    fn tunable(&self) -> &'static [Tunable] {
+        &[]
+    }
     /// Whether it trains against a deletion budget (`budget`, `feature_values`): such a
     /// learner is trained with the budget it is attacked with in the experiments.
     fn uses_budget(&self) -> bool {

@@ -28,7 +28,9 @@ pub use ensemble::Ensemble;
 pub use error::{Error, Location, Result};
 pub use gram::GramCache;
 pub use kernel::{Kernel, KernelModel};
-pub use learner::{HyperParams, Learner, ParamKind, ParamSpec, ParamValue, ProgressFn};
+pub use learner::{
+    HyperParams, Learner, MoreRegular, ParamKind, ParamSpec, ParamValue, ProgressFn, Tunable,
+};
 pub use matrix::{CsrMatrix, DenseMatrix, Features, RowView};
 pub use memory::{Bytes, MemoryLimit};
 pub use missing::MissingMask;

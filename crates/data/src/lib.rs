@@ -6,6 +6,7 @@ pub mod image;
 mod labels;
 pub mod libsvm;
 pub mod mi;
+pub mod missingness;
 pub mod options;
 pub mod read;
 pub mod registry;
@@ -18,6 +19,7 @@ pub use idx::parse_idx;
 pub use image::mean_pool;
 pub use libsvm::parse_libsvm;
 pub use mi::{max_threshold_mi, mutual_information_values};
+pub use missingness::{missingness_values, missingness_values_of};
 pub use options::{MISSING_TOKENS, MissingPolicy, ReadOptions};
 pub use registry::{
     BUILTINS, Builtin, DATA_ENV, DataDir, DirSource, Format, Loaded, Origin, builtin, data_dir,

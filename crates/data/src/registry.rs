@@ -94,6 +94,39 @@ pub const BUILTINS: &[Builtin] = &[
         class_names: None,
     },
     Builtin {
+        name: "housevotes84",
+        files: &["uci/housevotes84.csv.gz"],
+        embedded: None,
+        description: "UCI Congressional Voting Records 1984, 435 x 16 votes (1 = y, 0 = n), \
+                      392 missing cells in 203 records, democrat/republican",
+        how_to_get: "R mlbench `HouseVotes84`, converted by the repository's \
+                     data/scripts/make_mlbench.py (data/DATA.md)",
+        feature_names: None,
+        class_names: None,
+    },
+    Builtin {
+        name: "breastcancer",
+        files: &["uci/breastcancer.csv.gz"],
+        embedded: None,
+        description: "UCI Breast Cancer Wisconsin (Original), 699 x 9 scores 1-10, \
+                      16 missing cells in 16 records, benign/malignant",
+        how_to_get: "R mlbench `BreastCancer`, converted by the repository's \
+                     data/scripts/make_mlbench.py (data/DATA.md)",
+        feature_names: None,
+        class_names: None,
+    },
+    Builtin {
+        name: "pima2",
+        files: &["uci/pima2.csv.gz"],
+        embedded: None,
+        description: "Pima Indians Diabetes with the impossible zeros missing, 768 x 8, \
+                      652 missing cells in 376 records, neg/pos",
+        how_to_get: "R mlbench `PimaIndiansDiabetes2`, converted by the repository's \
+                     data/scripts/make_mlbench.py (data/DATA.md)",
+        feature_names: None,
+        class_names: None,
+    },
+    Builtin {
         name: "usps",
         files: &["usps/usps_1100.csv.gz"],
         embedded: None,

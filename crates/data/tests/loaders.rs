@@ -80,6 +80,7 @@ fn every_data_set_matches_data_md() {
         ("mnist10k", 10000, 784, &[]),
         ("spamassassin", 5913, 5239, &[("ham", 4110), ("spam", 1803)]),
     ];
+    // (the mlbench sets have missing cells: `the_mlbench_sets_keep_their_missing_cells`)
     for &(name, rows, cols, counts) in table {
         let (d, origin) = load(name, Some(&dir)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(
@@ -103,6 +104,67 @@ fn every_data_set_matches_data_md() {
             assert_eq!(cc["1"], 1135);
         }
     }
+}
+
+/// The three mlbench sets load with their missing cells as shipped (read as deleted features
+/// under `MissingPolicy::Delete`, refused under the default policy), in the shapes, class
+/// counts and missing-cell counts DATA.md states.
+#[test]
+fn the_mlbench_sets_keep_their_missing_cells() {
+    use bulwark_data::{MissingPolicy, ReadOptions, load_with};
+    let delete = ReadOptions {
+        missing: MissingPolicy::Delete,
+        ..ReadOptions::default()
+    };
+    type Expected = (
+        &'static str,
+        usize,
+        usize,
+        [(&'static str, usize); 2],
+        usize,
+        usize,
+    );
+    let table: [Expected; 3] = [
+        (
+            "housevotes84",
+            435,
+            16,
+            [("democrat", 267), ("republican", 168)],
+            392,
+            203,
+        ),
+        (
+            "breastcancer",
+            699,
+            9,
+            [("benign", 458), ("malignant", 241)],
+            16,
+            16,
+        ),
+        ("pima2", 768, 8, [("neg", 500), ("pos", 268)], 652, 376),
+    ];
+    for (name, rows, cols, counts, cells, records) in table {
+        let d = load_with(name, None, &delete)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .data;
+        assert_eq!((d.len(), d.n_features()), (rows, cols), "{name}");
+        for (c, k) in counts {
+            assert_eq!(d.class_counts().get(c), Some(&k), "{name}: class {c}");
+        }
+        assert_eq!(
+            (d.n_missing(), d.incomplete_records()),
+            (cells, records),
+            "{name}"
+        );
+        let e = load(name, None).unwrap_err().to_string();
+        assert!(e.contains("missing value"), "{name}: {e}");
+    }
+    // Pima: insulin (feature 5) is the cell most often missing, glucose (2) one of the rarest
+    let d = load_with("pima2", None, &delete).unwrap().data;
+    let mask = d.missing().unwrap();
+    let per = |j: usize| (0..d.len()).filter(|&i| mask.is_missing(i, j)).count();
+    assert_eq!((per(4), per(1), per(3)), (374, 5, 227));
+    assert_eq!(d.feature_names().get(4), "insulin");
 }
 
 /// The text corpus stays sparse through loading, names its features by the words of its

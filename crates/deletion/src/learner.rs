@@ -4,8 +4,8 @@
 use std::ops::ControlFlow;
 
 use bulwark_core::{
-    AnyModel, Dataset, Error, FeatureValues, Fitted, HyperParams, Learner, ParamKind, ParamSpec,
-    ProgressFn,
+    AnyModel, Dataset, Error, FeatureValues, Fitted, HyperParams, Learner, MoreRegular, ParamKind,
+    ParamSpec, ProgressFn, Tunable,
 };
 use bulwark_lp::IterationInfo;
 
@@ -19,6 +19,26 @@ pub struct LpLearner;
 impl Learner for LpLearner {
     fn name(&self) -> &'static str {
         "lp"
+    }
+    fn tunable(&self) -> &'static [Tunable] {
+        const T: &[Tunable] = &[
+            Tunable {
+                name: "C",
+                grid: &["0.01", "0.1", "1", "10"],
+                more_regular: MoreRegular::Smaller,
+            },
+            Tunable {
+                name: "budget",
+                grid: &["0", "1", "2"],
+                more_regular: MoreRegular::Larger,
+            },
+            Tunable {
+                name: "values",
+                grid: &["uniform"],
+                more_regular: MoreRegular::First,
+            },
+        ];
+        T
     }
     fn title(&self) -> &'static str {
         "LP"

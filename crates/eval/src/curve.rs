@@ -30,6 +30,7 @@ use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 use crate::learner::{Learner, SolverTally};
+use crate::select::{self, Ties};
 use crate::stats::MeanSe;
 
 /// The test-time attack of a curve.
@@ -427,9 +428,9 @@ pub fn run_split(task: &Dataset, spec: &CurveSpec, seed: u64) -> Result<SplitOut
                     } else {
                         clean_val.clone()
                     };
-                    let best = (0..models.len())
-                        .min_by(|&a, &b| val_err[a].total_cmp(&val_err[b]).then(a.cmp(&b)))
-                        .expect("non-empty");
+                    // the shared rule: the smallest validation error, ties to the smaller C
+                    let scores: Vec<Option<f64>> = val_err.iter().copied().map(Some).collect();
+                    let best = select::best(&scores, Ties::First).expect("non-empty");
                     let (c, model) = &models[best];
                     let error = attack_error(model, &test, mode, n, &values, &stats, attack_seed)?;
                     out.cells.push(Cell {

@@ -16,6 +16,7 @@
 //! | `kls` | Klivans, Long & Servedio 2009: error against the malicious-noise rate ([`crate::kls`]) |
 //! | `poisoning` | none: every training-time defence against every contamination model, adaptive adversaries included ([`crate::poisoning`]) |
 //! | `text` | DSX §4.2's protocol on real text: the SpamAssassin e-mails as words, uniform and MI values |
+//! | `missing_real` | none: records with missing cells, every learner tuned by `bulwark tune`'s code, beside scikit-learn's imputation ([`crate::missing_real`]) |
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -30,7 +31,7 @@ use crate::learner::{Learner, SolverTally};
 use crate::stats::MeanSe;
 
 /// Every experiment, in the order `reproduce` runs them.
-pub const ALL: [&str; 14] = [
+pub const ALL: [&str; 15] = [
     "synth1",
     "synth2",
     "breast",
@@ -45,6 +46,7 @@ pub const ALL: [&str; 14] = [
     "kls",
     "poisoning",
     "text",
+    "missing_real",
 ];
 
 /// How an experiment ended.
@@ -133,6 +135,7 @@ pub fn run(name: &str, cfg: &RunConfig, obs: &dyn Observer) -> Outcome {
         "rolr" => crate::rolr::run(cfg, obs),
         "kls" => crate::kls::run(cfg, obs),
         "poisoning" => crate::poisoning::run(cfg, obs),
+        "missing_real" => crate::missing_real::run(cfg, obs),
         other => Err(Outcome::Failed(Error::param(
             "--only",
             other,
@@ -266,8 +269,8 @@ pub fn synth1_with(
                     .iter()
                     .map(|m| m.error_rate(on))
                     .collect::<Result<_, _>>()?;
-                Ok((0..errs.len())
-                    .min_by(|&a, &b| errs[a].total_cmp(&errs[b]).then(a.cmp(&b)))
+                let scores: Vec<Option<f64>> = errs.into_iter().map(Some).collect();
+                Ok(crate::select::best(&scores, crate::select::Ties::First)
                     .expect("non-empty grid"))
             };
             // LP: C tuned on the validation split attacked like the test set (both copies removed)

@@ -493,15 +493,16 @@ pub(crate) fn range(v: &[i32]) -> String {
     )
 }
 
-/// The index of the best validation accuracy; ties go to the last index when `prefer_last`.
+/// The index of the best validation accuracy; ties go to the last index when `prefer_last`
+/// (the shared rule of `crate::select::best`, on the negated accuracies).
 pub(crate) fn best(vals: &[f64], prefer_last: bool) -> usize {
-    let mut k = 0;
-    for (i, v) in vals.iter().enumerate() {
-        if *v > vals[k] || (prefer_last && *v == vals[k]) {
-            k = i;
-        }
-    }
-    k
+    let scores: Vec<Option<f64>> = vals.iter().map(|v| Some(-v)).collect();
+    let ties = if prefer_last {
+        crate::select::Ties::Last
+    } else {
+        crate::select::Ties::First
+    };
+    crate::select::best(&scores, ties).unwrap_or(0)
 }
 
 fn unit(

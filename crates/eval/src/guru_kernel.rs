@@ -172,10 +172,9 @@ fn unit(
                 .fit_certified(&p.train)?;
             probes.push((eta, f.certificate.relative_gap));
         }
-        let eta0 = probes
-            .iter()
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map_or(1.0, |p| p.0);
+        let gaps: Vec<Option<f64>> = probes.iter().map(|p| Some(p.1)).collect();
+        let eta0 =
+            crate::select::best(&gaps, crate::select::Ties::First).map_or(1.0, |k| probes[k].0);
         for &k in proto.sigma_k.iter().rev() {
             let sigma = 2f64.powi(k);
             let (f, _) = base

@@ -181,19 +181,8 @@ impl Learner {
         values: &[f64],
         seed: u64,
     ) -> Result<FitOutcome, Error> {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::select::no_panic(self.name(), || {
             self.fit_inner(train, c, n_budget, values, seed)
-        }))
-        .unwrap_or_else(|p| {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(Error::Numerical {
-                algorithm: self.name().into(),
-                message: format!("panicked: {msg}"),
-            })
         })
     }
 

@@ -506,7 +506,8 @@ fn select<H: DecisionFunction>(
 ) -> DefenceOut {
     let clock = Instant::now();
     let mut out = DefenceOut::default();
-    let mut best: Option<(f64, f64, H)> = None;
+    let mut fitted: Vec<(f64, H)> = Vec::new();
+    let mut scores: Vec<Option<f64>> = Vec::new();
     for &g in grid {
         out.tally.fits += 1;
         let (h, unconverged) = match fit(g) {
@@ -521,14 +522,14 @@ fn select<H: DecisionFunction>(
             out.tally.not_converged += 1;
             notes.push(format!("{what} ({g}): {why}"));
         }
-        let Ok(v) = error_of(&h, val) else { continue };
-        if best.as_ref().is_none_or(|b| v < b.0) {
-            best = Some((v, g, h));
-        }
+        scores.push(error_of(&h, val).ok());
+        fitted.push((g, h));
     }
-    if let Some((_, g, h)) = best {
-        out.error = error_of(&h, test).ok();
-        out.chosen = g.is_finite().then_some(g);
+    // the shared rule: the smallest validation error, ties to the first (most regularised)
+    if let Some(k) = crate::select::best(&scores, crate::select::Ties::First) {
+        let (g, h) = &fitted[k];
+        out.error = error_of(h, test).ok();
+        out.chosen = g.is_finite().then_some(*g);
     }
     out.seconds = clock.elapsed().as_secs_f64();
     out

@@ -424,6 +424,11 @@ fn own_layout(name: &str) -> Option<OwnLayout> {
             to_markdown: crate::kls::to_markdown,
             plots: crate::kls::plots,
         }),
+        crate::missing_real::NAME => Some(OwnLayout {
+            table_json: crate::missing_real::table_json,
+            to_markdown: crate::missing_real::to_markdown,
+            plots: crate::missing_real::plots,
+        }),
         crate::poisoning::NAME => Some(OwnLayout {
             table_json: crate::poisoning::table_json,
             to_markdown: crate::poisoning::to_markdown,

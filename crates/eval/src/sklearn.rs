@@ -1,6 +1,9 @@
 //! External reference points from scikit-learn (an optional dependency): logistic regression and
 //! `SGDClassifier(loss="modified_huber")` on the same training, validation and test parts as our
-//! learners, each with its regularisation chosen on the validation part.
+//! learners, each with its regularisation chosen on the validation part ([`Sklearn::run`]); and,
+//! for records with missing cells, mean imputation + `LinearSVC` / `LogisticRegression` (each
+//! tuned by `GridSearchCV`) and `HistGradientBoostingClassifier` with its native missing values
+//! ([`Sklearn::missing_references`]).
 //!
 //! The interpreter is `BULWARK_PYTHON` when set, else `python3`, else the virtual environment
 //! the benchmarks install (`target/bench/venv-sklearn/bin/python`); it must import `sklearn`.
@@ -21,39 +24,21 @@ pub const REFERENCES: [(&str, &str); 2] = [
     ("sklearn_mhuber", "sklearn SGD (modified Huber)"),
 ];
 
-/// The script: reads the header and the parts, selects `C` (LR) and `alpha` (SGD) on the
-/// validation part (ties to the first, the most regularised), prints the test errors as JSON.
-/// Warnings are silenced: nobody drains its standard error while it serves.
-///
-/// It serves requests until its standard input closes: a request is a one-line JSON header
-/// (with the payload's length in `bytes`) and the payload; the answer is one JSON line, either the
-/// references or `{"error": ...}` (so the process, which imports scikit-learn once — about 1.5 s —
-/// is reused by unit after unit).
-const SCRIPT: &str = r#"
+/// What every script shares: the imports, `parts_of` (the parts of a request as `(x, y)`
+/// pairs) and, after the script's `answer(head, raw)`, the loop serving requests until standard
+/// input closes.
+const PRELUDE: &str = r#"
 import sys, json, warnings, traceback
 import numpy as np
-from sklearn.linear_model import LogisticRegression, SGDClassifier
-warnings.simplefilter("ignore")
-def pick(models, xt, yt, xv, yv, xs, ys):
-    best = None
-    for g, mk in models:
-        h = mk().fit(xt, yt)
-        v = float(np.mean(h.predict(xv) != yv))
-        if best is None or v < best[0]:
-            best = (v, g, h)
-    return {"error": float(np.mean(best[2].predict(xs) != ys)), "chosen": best[1]}
-def answer(head, raw):
+def parts_of(head, raw):
     d, off, parts = head["d"], 0, []
     for m in head["sizes"]:
         x = raw[off:off + m * d].reshape(m, d); off += m * d
         y = raw[off:off + m]; off += m
         parts.append((x, y))
-    (xt, yt), (xv, yv), (xs, ys) = parts
-    seed = head["seed"]
-    return {
-        "sklearn_lr": pick([(c, lambda c=c: LogisticRegression(C=c, fit_intercept=False, max_iter=2000)) for c in head["lr_c"]], xt, yt, xv, yv, xs, ys),
-        "sklearn_mhuber": pick([(a, lambda a=a: SGDClassifier(loss="modified_huber", alpha=a, fit_intercept=False, max_iter=2000, tol=1e-4, random_state=seed)) for a in head["sgd_alpha"]], xt, yt, xv, yv, xs, ys),
-    }
+    return parts
+"#;
+const SERVE: &str = r#"
 inp = sys.stdin.buffer
 while True:
     line = inp.readline()
@@ -67,6 +52,35 @@ while True:
         out = {"error": traceback.format_exc()}
     sys.stdout.write(json.dumps(out) + "\n")
     sys.stdout.flush()
+"#;
+
+/// The script: reads the header and the parts, selects `C` (LR) and `alpha` (SGD) on the
+/// validation part (ties to the first, the most regularised), prints the test errors as JSON.
+/// Warnings are silenced: nobody drains its standard error while it serves.
+///
+/// It serves requests until its standard input closes: a request is a one-line JSON header
+/// (with the payload's length in `bytes`) and the payload; the answer is one JSON line, either the
+/// references or `{"error": ...}` (so the process, which imports scikit-learn once — about 1.5 s —
+/// is reused by unit after unit).
+const SCRIPT: &str = r#"
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+warnings.simplefilter("ignore")
+def pick(models, xt, yt, xv, yv, xs, ys):
+    best = None
+    for g, mk in models:
+        h = mk().fit(xt, yt)
+        v = float(np.mean(h.predict(xv) != yv))
+        if best is None or v < best[0]:
+            best = (v, g, h)
+    return {"error": float(np.mean(best[2].predict(xs) != ys)), "chosen": best[1]}
+def answer(head, raw):
+    parts = parts_of(head, raw)
+    (xt, yt), (xv, yv), (xs, ys) = parts
+    seed = head["seed"]
+    return {
+        "sklearn_lr": pick([(c, lambda c=c: LogisticRegression(C=c, fit_intercept=False, max_iter=2000)) for c in head["lr_c"]], xt, yt, xv, yv, xs, ys),
+        "sklearn_mhuber": pick([(a, lambda a=a: SGDClassifier(loss="modified_huber", alpha=a, fit_intercept=False, max_iter=2000, tol=1e-4, random_state=seed)) for a in head["sgd_alpha"]], xt, yt, xv, yv, xs, ys),
+    }
 "#;
 
 /// The `C` grid of LogisticRegression (most regularised first) and SGD's `alpha` grid.
@@ -128,11 +142,18 @@ pub fn find_python() -> Result<PathBuf, String> {
     ))
 }
 
-fn push_part(buf: &mut Vec<u8>, d: &Dataset) -> Result<(), Error> {
+/// Appends `d`'s rows (its missing cells as NaN, scikit-learn's missing value, when
+/// `missing_as_nan`; else the 0 they hold) and then its labels, as little-endian `f64`s.
+fn push_part(buf: &mut Vec<u8>, d: &Dataset, missing_as_nan: bool) -> Result<(), Error> {
     let n = d.n_features();
     let mut row = vec![0.0; n];
     for i in 0..d.len() {
         d.row(i).to_dense_into(&mut row);
+        if let (true, Some(m)) = (missing_as_nan, d.missing()) {
+            for &j in m.row(i) {
+                row[j] = f64::NAN;
+            }
+        }
         row.iter()
             .for_each(|v| buf.extend_from_slice(&v.to_le_bytes()));
     }
@@ -142,7 +163,152 @@ fn push_part(buf: &mut Vec<u8>, d: &Dataset) -> Result<(), Error> {
     Ok(())
 }
 
-/// A running interpreter serving [`SCRIPT`].
+fn failure(message: String) -> Error {
+    Error::Numerical {
+        algorithm: "scikit-learn reference".into(),
+        message,
+    }
+}
+
+/// A request: `head` with the feature count `d`, the part sizes `sizes` and the payload length
+/// `bytes` added, a newline, then every part (rows, then labels).
+fn request(
+    mut head: serde_json::Value,
+    parts: &[&Dataset],
+    missing_as_nan: bool,
+) -> Result<Vec<u8>, Error> {
+    let d = parts.first().map_or(0, |p| p.n_features());
+    // each row's features and its label, as f64
+    let bytes = 8 * (d + 1) * parts.iter().map(|p| p.len()).sum::<usize>();
+    head["d"] = d.into();
+    head["sizes"] = parts.iter().map(|p| p.len()).collect::<Vec<_>>().into();
+    head["bytes"] = bytes.into();
+    let mut request = head.to_string().into_bytes();
+    request.push(b'\n');
+    let start = request.len();
+    request.reserve(bytes);
+    for part in parts {
+        push_part(&mut request, part, missing_as_nan)?;
+    }
+    if request.len() - start != bytes {
+        return Err(failure(
+            "the parts differ in their number of features".into(),
+        ));
+    }
+    Ok(request)
+}
+
+/// The `C` grid of the imputation references (the most regular first).
+pub const MISSING_C: [f64; 5] = [0.01, 0.1, 1.0, 10.0, 100.0];
+
+/// Serves [`Sklearn::missing_references`]: one request is a header and the training and test
+/// parts (NaN for a missing cell); the answer the three references.
+const MISSING_SCRIPT: &str = r#"
+from sklearn.pipeline import make_pipeline
+from sklearn.impute import SimpleImputer
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+from sklearn.linear_model import LogisticRegression
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+warnings.simplefilter("ignore")
+def linear(make, grid, xt, yt, xs, ys, cv):
+    pipe = make_pipeline(SimpleImputer(strategy="mean"), StandardScaler(), make(1.0))
+    name = pipe.steps[-1][0]
+    g = GridSearchCV(pipe, {name + "__C": grid}, cv=cv, scoring="accuracy").fit(xt, yt)
+    best = g.best_estimator_
+    imp, sc, clf = best.steps[0][1], best.steps[1][1], best.steps[2][1]
+    return {
+        "error": float(np.mean(best.predict(xs) != ys)),
+        "chosen": float(g.best_params_[name + "__C"]),
+        "cv_error": float(1.0 - g.best_score_),
+        "imputed": imp.statistics_.tolist(), "mean": sc.mean_.tolist(),
+        "scale": sc.scale_.tolist(), "w": clf.coef_.ravel().tolist(),
+        "b": float(np.ravel(clf.intercept_)[0]),
+    }
+def answer(head, raw):
+    parts = parts_of(head, raw)
+    (xt, yt), (xs, ys) = parts
+    seed = head["seed"]
+    cv = StratifiedKFold(n_splits=head["folds"], shuffle=True, random_state=seed)
+    hgb = HistGradientBoostingClassifier(random_state=seed).fit(xt, yt)
+    return {
+        "svc": linear(lambda c: LinearSVC(C=c, max_iter=20000, random_state=seed), head["c"], xt, yt, xs, ys, cv),
+        "lr": linear(lambda c: LogisticRegression(C=c, max_iter=5000), head["c"], xt, yt, xs, ys, cv),
+        "hgb_error": float(np.mean(hgb.predict(xs) != ys)),
+    }
+"#;
+
+/// A linear reference of [`Sklearn::missing_references`]: its test error, its chosen `C`, and
+/// the model in the imputed, scaled space (`x ↦ w·z + b`, `z_j = (x_j − mean_j)/scale_j`, a
+/// missing `x_j` replaced by `imputed_j`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinearReference {
+    /// Test error (scikit-learn's predictions).
+    pub error: f64,
+    /// The `C` chosen by cross-validation.
+    pub chosen: f64,
+    /// Its mean cross-validation error.
+    pub cv_error: f64,
+    /// The imputer's value per feature (the training mean).
+    pub imputed: Vec<f64>,
+    /// The scaler's mean per feature.
+    pub mean: Vec<f64>,
+    /// The scaler's scale per feature.
+    pub scale: Vec<f64>,
+    /// The weights.
+    pub w: Vec<f64>,
+    /// The intercept.
+    pub b: f64,
+}
+
+impl LinearReference {
+    /// `data` (with its missing cells) in the model's space: imputed, then scaled.
+    pub fn input(&self, data: &Dataset) -> Result<Dataset, Error> {
+        let n = data.n_features();
+        if [
+            self.imputed.len(),
+            self.mean.len(),
+            self.scale.len(),
+            self.w.len(),
+        ] != [n; 4]
+        {
+            return Err(Error::shape("reference vs data features", n, self.w.len()));
+        }
+        let mut x = data.features().to_dense();
+        for i in 0..data.len() {
+            let row = x.row_mut(i);
+            for j in 0..n {
+                let v = if data.missing().is_some_and(|m| m.is_missing(i, j)) {
+                    self.imputed[j]
+                } else {
+                    row[j]
+                };
+                row[j] = (v - self.mean[j]) / self.scale[j];
+            }
+        }
+        data.clone()
+            .forget_missing()
+            .with_features(bulwark_core::Features::Dense(x))
+    }
+    /// The model `x ↦ w·z + b`.
+    pub fn model(&self) -> Result<bulwark_core::LinearModel, Error> {
+        bulwark_core::LinearModel::try_new(self.w.clone(), self.b)
+    }
+}
+
+/// The three references of [`Sklearn::missing_references`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MissingReferences {
+    /// Mean imputation + `LinearSVC`.
+    pub svc: LinearReference,
+    /// Mean imputation + `LogisticRegression`.
+    pub lr: LinearReference,
+    /// `HistGradientBoostingClassifier`'s test error.
+    pub hgb_error: f64,
+}
+
+/// A running interpreter serving a script ([`SCRIPT`] or [`MISSING_SCRIPT`]).
 #[derive(Debug)]
 struct Worker {
     child: Child,
@@ -151,9 +317,9 @@ struct Worker {
 }
 
 impl Worker {
-    fn spawn(python: &Path) -> Result<Self, String> {
+    fn spawn(python: &Path, script: &str) -> Result<Self, String> {
         let mut child = Command::new(python)
-            .args(["-c", SCRIPT])
+            .args(["-c", &format!("{PRELUDE}{script}{SERVE}")])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -208,6 +374,7 @@ impl Drop for Worker {
 pub struct Sklearn {
     python: PathBuf,
     idle: Mutex<Vec<Worker>>,
+    idle_missing: Mutex<Vec<Worker>>,
 }
 
 impl Sklearn {
@@ -216,7 +383,32 @@ impl Sklearn {
         Self {
             python,
             idle: Mutex::new(Vec::new()),
+            idle_missing: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Sends `request` to an idle interpreter of `pool` running `script` (started when none is
+    /// idle) and parses its answer; an answer `{"error": …}` is an error.
+    fn ask(
+        &self,
+        pool: &Mutex<Vec<Worker>>,
+        script: &str,
+        request: &[u8],
+    ) -> Result<serde_json::Value, Error> {
+        let idle = pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut worker = match idle {
+            Some(w) => w,
+            None => Worker::spawn(&self.python, script).map_err(failure)?,
+        };
+        let line = worker.ask(request).map_err(failure)?;
+        // a worker that answered (even with an error of its own) serves the next call
+        pool.lock().unwrap_or_else(|p| p.into_inner()).push(worker);
+        let value: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| failure(format!("its output: {e}")))?;
+        if let Some(e) = value.get("error").filter(|e| e.is_string()) {
+            return Err(failure(e.as_str().unwrap_or_default().trim().to_string()));
+        }
+        Ok(value)
     }
 
     /// Runs both references on `train` / `val` / `test` (same features).
@@ -227,48 +419,38 @@ impl Sklearn {
         test: &Dataset,
         seed: u64,
     ) -> Result<References, Error> {
-        let fail = |message: String| Error::Numerical {
-            algorithm: "scikit-learn reference".into(),
-            message,
-        };
-        let parts = [train, val, test];
-        // each row's features and its label, as f64
-        let bytes = 8 * (train.n_features() + 1) * parts.iter().map(|p| p.len()).sum::<usize>();
         let head = serde_json::json!({
-            "d": train.n_features(),
-            "sizes": [train.len(), val.len(), test.len()],
             "seed": seed % (1 << 31),
             "lr_c": LR_C,
             "sgd_alpha": SGD_ALPHA,
-            "bytes": bytes,
         });
-        let mut request = head.to_string().into_bytes();
-        request.push(b'\n');
-        let start = request.len();
-        request.reserve(bytes);
-        for part in parts {
-            push_part(&mut request, part)?;
-        }
-        if request.len() - start != bytes {
-            return Err(fail("the parts differ in their number of features".into()));
-        }
-        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let mut worker = match idle {
-            Some(w) => w,
-            None => Worker::spawn(&self.python).map_err(fail)?,
-        };
-        let line = worker.ask(&request).map_err(fail)?;
-        // a worker that answered (even with an error of its own) serves the next call
-        self.idle
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(worker);
-        let value: serde_json::Value =
-            serde_json::from_str(&line).map_err(|e| fail(format!("its output: {e}")))?;
-        if let Some(e) = value.get("error") {
-            return Err(fail(e.as_str().unwrap_or_default().trim().to_string()));
-        }
-        serde_json::from_value(value).map_err(|e| fail(format!("its output: {e}")))
+        let request = request(head, &[train, val, test], false)?;
+        let value = self.ask(&self.idle, SCRIPT, &request)?;
+        serde_json::from_value(value).map_err(|e| failure(format!("its output: {e}")))
+    }
+
+    /// The references for records with missing cells: trained on `train`, tested on `test`
+    /// (the same features; a missing cell goes to scikit-learn as NaN): mean imputation,
+    /// standard scaling and `LinearSVC` / `LogisticRegression`, each with `C` in [`MISSING_C`]
+    /// chosen by `GridSearchCV` (stratified `folds`-fold, shuffled with `seed`; ties to the
+    /// smaller `C`), and `HistGradientBoostingClassifier` (its defaults, `random_state = seed`),
+    /// which routes missing values natively. The linear models come back with their weights in
+    /// the imputed, scaled space, so the harness can attack them.
+    pub fn missing_references(
+        &self,
+        train: &Dataset,
+        test: &Dataset,
+        folds: usize,
+        seed: u64,
+    ) -> Result<MissingReferences, Error> {
+        let head = serde_json::json!({
+            "seed": seed % (1 << 31),
+            "folds": folds,
+            "c": MISSING_C,
+        });
+        let request = request(head, &[train, test], true)?;
+        let value = self.ask(&self.idle_missing, MISSING_SCRIPT, &request)?;
+        serde_json::from_value(value).map_err(|e| failure(format!("its output: {e}")))
     }
 }
 
@@ -315,5 +497,44 @@ mod tests {
         assert!(r.sklearn_lr.error < 0.1, "{r:?}");
         assert!(r.sklearn_mhuber.error < 0.2, "{r:?}");
         assert!(LR_C.contains(&r.sklearn_lr.chosen));
+    }
+    /// Where scikit-learn is installed, the imputation references run on records with missing
+    /// cells, and a linear reference's weights, applied in the harness to the imputed, scaled
+    /// records, give back scikit-learn's own test error.
+    #[test]
+    fn missing_references_run_where_sklearn_is_installed() {
+        let Ok(python) = find_python() else { return };
+        // a separable problem in two features, with every fifth record missing feature 1
+        let part = |m: usize, off: f64| {
+            let mut rows = Vec::new();
+            let mut y = Vec::new();
+            let mut miss: Vec<Vec<usize>> = Vec::new();
+            for i in 0..m {
+                let t = i as f64 / m as f64 - 0.5 + off;
+                let gone = i % 5 == 0;
+                rows.push(vec![t, if gone { 0.0 } else { 2.0 * t + 0.1 }]);
+                miss.push(if gone { vec![1] } else { vec![] });
+                y.push(Sign::of_score(t));
+            }
+            Dataset::binary("t", DenseMatrix::from_rows(&rows).unwrap(), y)
+                .unwrap()
+                .with_missing(bulwark_core::MissingMask::from_rows(2, &miss).unwrap())
+                .unwrap()
+        };
+        let (train, test) = (part(80, 0.0), part(50, 0.003));
+        let sk = Sklearn::new(python);
+        let r = sk.missing_references(&train, &test, 3, 1).unwrap();
+        assert!(
+            r.svc.error < 0.1 && r.lr.error < 0.1 && r.hgb_error < 0.2,
+            "{r:?}"
+        );
+        assert!(MISSING_C.contains(&r.svc.chosen));
+        for lin in [&r.svc, &r.lr] {
+            use bulwark_core::Classifier;
+            let z = lin.input(&test).unwrap();
+            let e = lin.model().unwrap().error_rate(&z).unwrap();
+            assert!((e - lin.error).abs() < 1e-12, "{e} vs {}", lin.error);
+        }
+        assert_eq!(r, sk.missing_references(&train, &test, 3, 1).unwrap());
     }
 }

@@ -1,8 +1,8 @@
 //! The registrations of GURU (`guru`), KEN-GURU (`ken-guru`), M-GURU (`m-guru`) and ASVC (`asvc`) ([`bulwark_core::Learner`]).
 
 use bulwark_core::{
-    AnyModel, Dataset, Error, Fitted, HyperParams, Learner, ParamKind, ParamSpec, ProgressFn,
-    Result,
+    AnyModel, Dataset, Error, Fitted, HyperParams, Learner, MoreRegular, ParamKind, ParamSpec,
+    ProgressFn, Result, Tunable,
 };
 
 use bulwark_core::Kernel;
@@ -59,6 +59,14 @@ pub struct GuruLearner;
 impl Learner for GuruLearner {
     fn name(&self) -> &'static str {
         "guru"
+    }
+    fn tunable(&self) -> &'static [Tunable] {
+        const T: &[Tunable] = &[Tunable {
+            name: "sigma",
+            grid: &["0.25", "0.5", "1", "2", "4"],
+            more_regular: MoreRegular::Larger,
+        }];
+        T
     }
     fn title(&self) -> &'static str {
         "GURU"
@@ -148,6 +156,14 @@ impl Learner for KenGuruLearner {
     fn name(&self) -> &'static str {
         "ken-guru"
     }
+    fn tunable(&self) -> &'static [Tunable] {
+        const T: &[Tunable] = &[Tunable {
+            name: "sigma",
+            grid: &["0.25", "0.5", "1", "2", "4"],
+            more_regular: MoreRegular::Larger,
+        }];
+        T
+    }
     fn title(&self) -> &'static str {
         "KEN-GURU"
     }
@@ -206,6 +222,14 @@ pub struct MGuruLearner;
 impl Learner for MGuruLearner {
     fn name(&self) -> &'static str {
         "m-guru"
+    }
+    fn tunable(&self) -> &'static [Tunable] {
+        const T: &[Tunable] = &[Tunable {
+            name: "sigma",
+            grid: &["0.25", "0.5", "1", "2", "4"],
+            more_regular: MoreRegular::Larger,
+        }];
+        T
     }
     fn title(&self) -> &'static str {
         "M-GURU"
@@ -275,6 +299,14 @@ pub struct AsvcLearner;
 impl Learner for AsvcLearner {
     fn name(&self) -> &'static str {
         "asvc"
+    }
+    fn tunable(&self) -> &'static [Tunable] {
+        const T: &[Tunable] = &[Tunable {
+            name: "C",
+            grid: &["0.1", "1", "10"],
+            more_regular: MoreRegular::Smaller,
+        }];
+        T
     }
     fn title(&self) -> &'static str {
         "ASVC"

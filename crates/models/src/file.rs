@@ -9,7 +9,8 @@
 //!   is decoded, so a file from a newer format is refused with a clear message.
 //!
 //! Both carry exactly the same information, so a JSON and a binary file of one training run
-//! predict identically. Readers accept [`FORMAT_VERSION`] and version 2 (converted on reading);
+//! predict identically. Readers accept [`FORMAT_VERSION`] and versions 2 and 3 (converted on
+//! reading);
 //! any change to the fields (postcard is positional) bumps the version.
 //!
 //! Writes are atomic (a temporary file in the same directory, fsync, rename), so a crash or
@@ -26,13 +27,15 @@ use bulwark_core::{
 use bulwark_data::{Scaler, ScalingKind};
 use serde::{Deserialize, Serialize};
 
-use crate::legacy::ModelFileV2;
+use crate::legacy::{ModelFileV2, ModelFileV3};
+use crate::selection::Selection;
 
 /// The `format` field of every model file.
 pub const FORMAT: &str = "bulwark-model";
-/// Current model-file format version (2: before the learner registry, still read; 1: the
-/// JSON-only format with untyped metadata, refused).
-pub const FORMAT_VERSION: u32 = 3;
+/// Current model-file format version (3: before the model-selection record, still read; 2:
+/// before the learner registry, still read; 1: the JSON-only format with untyped metadata,
+/// refused).
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest version still read.
 pub const OLDEST_READ_VERSION: u32 = 2;
 /// First bytes of a binary model file.
@@ -148,6 +151,10 @@ pub struct ModelFile {
     pub training: Training,
     /// What training reported (solver, convergence, …).
     pub report: FitReport,
+    /// How the hyper-parameters were chosen, for a model written by `bulwark tune`: the threat,
+    /// the cross-validation table and the choice (`None` for `bulwark train`).
+    #[serde(default)]
+    pub selection: Option<Selection>,
 }
 
 /// Only the identifying fields, read first so that a file of another version is refused with
@@ -196,6 +203,7 @@ impl ModelFile {
             hyper_parameters,
             training,
             report,
+            selection: None,
         }
     }
 
@@ -281,6 +289,10 @@ impl ModelFile {
             let (v2, rest): (ModelFileV2, &[u8]) =
                 postcard::take_from_bytes(payload).map_err(damaged)?;
             (v2.into(), rest)
+        } else if version == 3 {
+            let (v3, rest): (ModelFileV3, &[u8]) =
+                postcard::take_from_bytes(payload).map_err(damaged)?;
+            (v3.into(), rest)
         } else {
             postcard::take_from_bytes(payload).map_err(damaged)?
         };
@@ -387,8 +399,8 @@ impl ModelFile {
         Ok(model)
     }
 
-    /// The encoded bytes, always in the current format version (a file read from version 2 is
-    /// written as version 3).
+    /// The encoded bytes, always in the current format version (a file read from version 2 or 3
+    /// is written as version 4).
     pub fn encode(&self, encoding: Encoding) -> Result<Vec<u8>> {
         if self.format_version != FORMAT_VERSION {
             let current = ModelFile {

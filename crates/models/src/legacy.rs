@@ -1,6 +1,7 @@
 //! Model files of format version 2 (bulwark 0.1.0 before the learner registry): the same
 //! layout as version 3 except the hyper-parameters (one closed enum variant per learner) and a
-//! fit report without the solver fields. Read and converted, never written.
+//! fit report without the solver fields; and of version 3 (before the model-selection record):
+//! version 4 without its last field. Read and converted, never written.
 
 use bulwark_adversary::CorruptionStats;
 use bulwark_core::{FitReport, HyperParams, ParamValue};
@@ -84,6 +85,46 @@ pub(crate) struct ModelFileV2 {
     report: FitReportV2,
 }
 
+/// A version-3 model file: every field of version 4 but `selection` (postcard is positional, so
+/// its binary form needs its own layout; its JSON form reads as version 4 directly).
+#[derive(Debug, Deserialize)]
+pub(crate) struct ModelFileV3 {
+    format: String,
+    format_version: u32,
+    crate_version: String,
+    algorithm: String,
+    model: ModelKind,
+    n_features: usize,
+    weights: Vec<f64>,
+    bias: f64,
+    scaler: Option<Scaler>,
+    corruption_stats: Option<CorruptionStats>,
+    hyper_parameters: HyperParams,
+    training: Training,
+    report: FitReport,
+}
+
+impl From<ModelFileV3> for ModelFile {
+    fn from(v: ModelFileV3) -> Self {
+        ModelFile {
+            format: v.format,
+            format_version: v.format_version,
+            crate_version: v.crate_version,
+            algorithm: v.algorithm,
+            model: v.model,
+            n_features: v.n_features,
+            weights: v.weights,
+            bias: v.bias,
+            scaler: v.scaler,
+            corruption_stats: v.corruption_stats,
+            hyper_parameters: v.hyper_parameters,
+            training: v.training,
+            report: v.report,
+            selection: None,
+        }
+    }
+}
+
 fn params(h: HyperParametersV2) -> HyperParams {
     use ParamValue::{Bool, Count, Float, Floats, Text};
     let p = HyperParams::new();
@@ -162,7 +203,7 @@ fn with_tolerance(p: HyperParams, t: Option<f64>) -> HyperParams {
 impl From<ModelFileV2> for ModelFile {
     fn from(v: ModelFileV2) -> Self {
         let r = v.report;
-        ModelFile {
+        ModelFileV3 {
             format: v.format,
             format_version: v.format_version,
             crate_version: v.crate_version,
@@ -187,5 +228,6 @@ impl From<ModelFileV2> for ModelFile {
                 ..FitReport::default()
             },
         }
+        .into()
     }
 }

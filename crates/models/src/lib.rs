@@ -4,6 +4,7 @@ pub mod file;
 pub mod fingerprint;
 mod legacy;
 pub mod registry;
+pub mod selection;
 pub mod values;
 
 pub use file::{
@@ -11,4 +12,5 @@ pub use file::{
 };
 pub use fingerprint::fingerprint;
 pub use registry::{find, learners, resolve, train};
+pub use selection::{CvRow, Selection};
 pub use values::feature_values;

@@ -1,12 +1,14 @@
 //! Per-feature values of the deletion budget as a user names them: `uniform`, `mi` (DSX §4.2
-//! mutual information, computed on the given data) or a file with one value per line.
+//! mutual information, computed on the given data), `missingness` (the surprise of each
+//! feature's missing rate on the given data, `bulwark_data::missingness`) or a file with one
+//! value per line.
 
 use std::io::BufRead;
 
 use bulwark_core::{Dataset, Error, Location, Result};
-use bulwark_data::mutual_information_values;
+use bulwark_data::{missingness_values, mutual_information_values};
 
-/// Resolves `spec` for `data`: `uniform`, `mi` or a file (one finite value ≥ 0 per line,
+/// Resolves `spec` for `data`: `uniform`, `mi`, `missingness` or a file (one finite value ≥ 0 per line,
 /// `#` comments and blank lines skipped, exactly one per feature). Errors name the file and
 /// line.
 pub fn feature_values(spec: &str, data: &Dataset) -> Result<Vec<f64>> {
@@ -14,6 +16,7 @@ pub fn feature_values(spec: &str, data: &Dataset) -> Result<Vec<f64>> {
     match spec {
         "uniform" => Ok(vec![1.0; n]),
         "mi" => mutual_information_values(data),
+        "missingness" => missingness_values(data),
         path => {
             let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
             read_values(std::io::BufReader::new(file), path, n)

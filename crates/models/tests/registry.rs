@@ -220,3 +220,73 @@ fn example_weights_are_honoured_or_refused() {
         assert!(e.contains("example weights"), "{}: {e}", l.name());
     }
 }
+
+/// Every tunable a learner declares is one of its parameters, of a kind model selection can
+/// grid (a number, a count or text), and every value of its default grid parses and is
+/// distinct; the DSX LP declares its box `C` and budget `N` (and the feature values).
+#[test]
+fn every_tunable_is_a_parameter_with_a_default_grid_that_parses() {
+    for l in registry::learners() {
+        for t in l.tunable() {
+            let spec = l
+                .params()
+                .iter()
+                .find(|s| s.name == t.name)
+                .unwrap_or_else(|| panic!("{}: tunable `{}` is not a parameter", l.name(), t.name));
+            assert!(
+                !matches!(spec.kind, ParamKind::Switch { .. }),
+                "{}: {} is a switch",
+                l.name(),
+                t.name
+            );
+            assert!(
+                !t.grid.is_empty(),
+                "{}: {} has an empty grid",
+                l.name(),
+                t.name
+            );
+            let mut seen: Vec<&str> = Vec::new();
+            for v in t.grid {
+                HyperParams::parse(spec, v)
+                    .unwrap_or_else(|e| panic!("{}: {} = {v}: {e}", l.name(), t.name));
+                assert!(!seen.contains(v), "{}: {} repeats {v}", l.name(), t.name);
+                seen.push(v);
+            }
+        }
+    }
+    let lp = registry::find("lp").unwrap();
+    let names: Vec<&str> = lp.tunable().iter().map(|t| t.name).collect();
+    assert_eq!(names, ["C", "budget", "values"]);
+    assert!(
+        registry::find("svm")
+            .unwrap()
+            .tunable()
+            .iter()
+            .any(|t| t.name == "C")
+    );
+}
+
+/// `values missingness` resolves to the surprise of each feature's missing rate on the
+/// training data: a feature that is often missing is cheap to delete.
+#[test]
+fn missingness_values_follow_the_training_datas_missing_cells() {
+    use bulwark_core::{Dataset, DenseMatrix, MissingMask, Sign};
+    let x = DenseMatrix::from_rows(&[
+        vec![1.0, 0.0],
+        vec![2.0, 0.0],
+        vec![3.0, 1.0],
+        vec![4.0, 2.0],
+    ])
+    .unwrap();
+    let y = vec![Sign::Pos, Sign::Neg, Sign::Pos, Sign::Neg];
+    let mask = MissingMask::from_rows(2, &[vec![1], vec![1], vec![], vec![]]).unwrap();
+    let d = Dataset::binary("t", x, y)
+        .unwrap()
+        .with_missing(mask)
+        .unwrap();
+    let lp = registry::find("lp").unwrap();
+    let given = HyperParams::new().with("values", ParamValue::Text("missingness".into()));
+    let p = registry::resolve(lp, &given, &d).unwrap();
+    let v = p.floats("feature_values").unwrap();
+    assert_eq!(v, [-(1.0f64 / 6.0).ln(), -(3.0f64 / 6.0).ln()]);
+}

@@ -3,8 +3,8 @@
 
 use bulwark_core::kernel::{KERNEL_PARAMS, cache_bytes_from_params};
 use bulwark_core::{
-    AnyModel, Dataset, Error, FeatureValues, Fit, Fitted, HyperParams, Kernel, Learner, ParamKind,
-    ParamSpec, ProgressFn, Result,
+    AnyModel, Dataset, Error, FeatureValues, Fit, Fitted, HyperParams, Kernel, Learner,
+    MoreRegular, ParamKind, ParamSpec, ProgressFn, Result, Tunable,
 };
 
 use crate::{
@@ -88,6 +88,26 @@ impl Learner for O2bLearner {
     fn name(&self) -> &'static str {
         "o2b"
     }
+    fn tunable(&self) -> &'static [Tunable] {
+        const T: &[Tunable] = &[
+            Tunable {
+                name: "C",
+                grid: &["0.1", "1", "10"],
+                more_regular: MoreRegular::Smaller,
+            },
+            Tunable {
+                name: "budget",
+                grid: &["0", "1", "2"],
+                more_regular: MoreRegular::Larger,
+            },
+            Tunable {
+                name: "values",
+                grid: &["uniform"],
+                more_regular: MoreRegular::First,
+            },
+        ];
+        T
+    }
     fn title(&self) -> &'static str {
         "O2B"
     }
@@ -138,6 +158,14 @@ pub struct SvmLearner;
 impl Learner for SvmLearner {
     fn name(&self) -> &'static str {
         "svm"
+    }
+    fn tunable(&self) -> &'static [Tunable] {
+        const T: &[Tunable] = &[Tunable {
+            name: "C",
+            grid: &["0.01", "0.1", "1", "10", "100"],
+            more_regular: MoreRegular::Smaller,
+        }];
+        T
     }
     fn title(&self) -> &'static str {
         "SVM"
@@ -238,6 +266,21 @@ impl Learner for FdropLearner {
     fn name(&self) -> &'static str {
         "fdrop"
     }
+    fn tunable(&self) -> &'static [Tunable] {
+        const T: &[Tunable] = &[
+            Tunable {
+                name: "C",
+                grid: &["0.01", "0.1", "1", "10"],
+                more_regular: MoreRegular::Smaller,
+            },
+            Tunable {
+                name: "budget",
+                grid: &["0", "1", "2"],
+                more_regular: MoreRegular::Larger,
+            },
+        ];
+        T
+    }
     fn title(&self) -> &'static str {
         "FDROP"
     }
@@ -316,6 +359,14 @@ pub struct LogregLearner;
 impl Learner for LogregLearner {
     fn name(&self) -> &'static str {
         "logreg"
+    }
+    fn tunable(&self) -> &'static [Tunable] {
+        const T: &[Tunable] = &[Tunable {
+            name: "l2",
+            grid: &["0", "0.0001", "0.001", "0.01", "0.1"],
+            more_regular: MoreRegular::Larger,
+        }];
+        T
     }
     fn title(&self) -> &'static str {
         "LR"

@@ -17,6 +17,7 @@ mod model_cmd;
 mod plot;
 mod predict;
 mod train;
+mod tune;
 
 pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     let dir = cli.data_dir.as_deref();
@@ -27,6 +28,7 @@ pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Demo(a) => demo::run(&a, ui, out),
         Command::Lp(LpCommand::Solve(a)) => lp::solve(&a, ui, out),
         Command::Train(a) => train::run(&a, dir, ui, out),
+        Command::Tune(a) => tune::run(&a, dir, ui, out),
         Command::Predict(a) => predict::run(&a, dir, ui, out),
         Command::Eval(a) => eval::eval(&a, dir, ui, out),
         Command::Certify(a) => eval::certify(&a, dir, ui, out),

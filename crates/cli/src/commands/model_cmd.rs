@@ -56,6 +56,24 @@ pub(crate) fn info(args: &ModelInfoArgs, out: &mut dyn Write) -> anyhow::Result<
     )?;
     writeln!(out, "training error  {:.4}", t.training_error)?;
     writeln!(out, "fingerprint     {}", t.fingerprint)?;
+    if let Some(s) = &file.selection {
+        let c = s.chosen();
+        let point: Vec<String> = c.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        writeln!(
+            out,
+            "selected by     tune: {}-fold CV under {} (seed {}), {} of {} points, mean error {}",
+            s.folds,
+            s.threat,
+            s.seed,
+            point.join(" "),
+            s.cv.len(),
+            match (c.mean_error, c.std_error) {
+                (Some(m), Some(e)) => format!("{m:.4} +- {e:.4}"),
+                (Some(m), None) => format!("{m:.4}"),
+                _ => "-".into(),
+            }
+        )?;
+    }
     Ok(())
 }
 

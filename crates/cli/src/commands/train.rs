@@ -90,7 +90,7 @@ fn prepare(
     })
 }
 
-fn scaling_kind(s: ScaleArg) -> ScalingKind {
+pub(crate) fn scaling_kind(s: ScaleArg) -> ScalingKind {
     match s {
         ScaleArg::Minmax => ScalingKind::MinMax,
         ScaleArg::Standard => ScalingKind::Standard,
