@@ -11,7 +11,9 @@
 //! construction, buffer sizing), `example` (the per-example closed form, DSX eqs. (19)–(21)),
 //! `schur` (forming `S`, dense GEMM kernel), `scatter` (the blocked sparse-scatter kernel),
 //! `factor` (the Cholesky of `S`), `solve` (DSX eqs. (15)–(18)), `operator` (`H z`, `G z`,
-//! `Gᵀ y`), `refine` (PCG on the exact `H`), `cols` (dense vs CSR supports).
+//! `Gᵀ y`), `refine` (PCG on the exact `H`), `cols` (dense vs CSR supports), `augmented` (the
+//! quasi-definite system of the example-space method), `sparse` (the same system by faer's sparse
+//! `LDLᵀ`), `ldlt` (the blocked dense `LDLᵀ`), `plan` (the cost model choosing the method).
 
 // `!(x > 0.0)` is used on purpose: it is also true for NaN, which must be rejected.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
@@ -29,6 +31,7 @@ mod schur;
 mod settings;
 mod setup;
 mod solve;
+mod sparse;
 #[cfg(test)]
 mod tests;
 
@@ -42,7 +45,8 @@ pub use plan::{MethodEstimate, NormalEquationsPlan, human_bytes};
 pub use refine::RefineInfo;
 pub use settings::{DsxSettings, DynamicRegularization, NormalEquations, SchurKernel};
 
-use augmented::{Couplings, ExampleSpace, SparseLdl};
+use augmented::{Couplings, ExampleSpace};
+use sparse::SparseLdl;
 use example::{ExampleFactor, Work};
 use scatter::ScatterPlan;
 

@@ -5,7 +5,8 @@ use std::borrow::Cow;
 
 use faer::linalg::cholesky::ldlt::factor::cholesky_in_place_scratch;
 
-use super::augmented::{Couplings, ExampleSpace, SparseAnalysis, SparseLdl, sparse_analysis};
+use super::augmented::{Couplings, ExampleSpace};
+use super::sparse::{SparseAnalysis, SparseLdl, sparse_analysis};
 use super::example::{ExampleFactor, NO_REC, Work};
 use super::plan::MethodEstimate;
 use super::plan::{self, Pattern};
