@@ -516,7 +516,7 @@ fn main() {
         f64::NAN
     };
     let json = format!(
-        "{{\"case\":\"{case}\",\"data\":{},\"solver\":{},\"fallbacks\":{},\"budget\":{budget},\"c\":{c},\"values\":\"uniform\",\"converged\":{},\"cpu_seconds\":{cpu_seconds:.3},\"cpu_per_wall\":{:.3},\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{},\"iteration_over_xtdx\":{},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{},\"refinements\":{},\"screening_rounds\":{},\"screening_gave_up\":{},\"screening_ended_early\":{},\"dual_repaired_from\":{},\"normal_equations\":{}}}",
+        "{{\"case\":\"{case}\",\"data\":{},\"solver\":{},\"fallbacks\":{},\"budget\":{budget},\"c\":{c},\"values\":\"uniform\",\"converged\":{},\"cpu_seconds\":{cpu_seconds:.3},\"cpu_per_wall\":{:.3},\"m\":{m},\"n\":{n},\"nnz\":{},\"objective\":{:.12},\"closed_form_objective\":{:.12},\"iterations\":{iters},\"seconds\":{seconds:.4},\"seconds_per_iteration\":{:.5},\"xtdx_seconds\":{},\"iteration_over_xtdx\":{},\"peak_rss_mib\":{rss:.1},\"lp_vars\":{},\"lp_rows\":{},\"factor_seconds\":{:.4},\"solve_seconds\":{:.4},\"repeat\":{repeat},\"seconds_median\":{median:.4},\"seconds_all\":[{all}],\"steal_percent\":{steal_percent:.1},\"threads\":{},\"refinements\":{},\"regularization_boosts\":{},\"screening_rounds\":{},\"screening_gave_up\":{},\"screening_ended_early\":{},\"dual_repaired_from\":{},\"normal_equations\":{}}}",
         json_str(&source),
         json_str(&solver),
         json_str(&fallbacks),
@@ -547,6 +547,12 @@ fn main() {
             .report
             .details
             .get("refinements")
+            .copied()
+            .unwrap_or(0.0),
+        fitted
+            .report
+            .details
+            .get("regularization_boosts")
             .copied()
             .unwrap_or(0.0),
         fitted

@@ -120,6 +120,7 @@ pub(crate) struct Run {
     pub(crate) factor_seconds: f64,
     pub(crate) solve_seconds: f64,
     pub(crate) refinements: u32,
+    pub(crate) regularization_boosts: u32,
     /// The last iterate's relative dual residual when the answer is certified by a repaired
     /// dual point (the structured IPM's *Certificate*).
     pub(crate) repaired_from: Option<f64>,
@@ -205,6 +206,10 @@ pub struct SolveDiagnostics {
     pub solve_seconds: f64,
     /// Newton directions of the structured IPM refined on the dual equations.
     pub refinements: u32,
+    /// Factorisations the structured IPM repeated with a raised dynamic regularisation after a
+    /// non-finite direction (module docs of `ipm`, *Regularisation*).
+    #[serde(default)]
+    pub regularization_boosts: u32,
     /// When an answer of the structured IPM is certified by the closed-form objective against
     /// a dual point repaired from its last iterate, which missed a test (usually the dual
     /// residual; module docs of `ipm`, *Certificate*): that iterate's relative dual residual
@@ -318,6 +323,7 @@ impl DsxLp {
                     factor_seconds: out.factor_seconds,
                     solve_seconds: out.solve_seconds,
                     refinements: out.refinements,
+                    regularization_boosts: out.regularization_boosts,
                     repaired_from: out.repaired_from,
                     ended_by_check: out.ended_by_check,
                     normal_equations: Some(out.normal_equations),
@@ -352,6 +358,7 @@ impl DsxLp {
             factor_seconds: 0.0,
             solve_seconds: 0.0,
             refinements: 0,
+            regularization_boosts: 0,
             repaired_from: None,
             ended_by_check: false,
             normal_equations: None,
@@ -541,6 +548,7 @@ impl DsxLp {
             factor_seconds: 0.0,
             solve_seconds: 0.0,
             refinements: 0,
+            regularization_boosts: 0,
             dual_repaired_from: None,
             lps: parts.len(),
             lp_vars: 0,
@@ -616,6 +624,7 @@ impl DsxLp {
             diag.factor_seconds += sol.factor_seconds;
             diag.solve_seconds += sol.solve_seconds;
             diag.refinements += sol.refinements;
+            diag.regularization_boosts += sol.regularization_boosts;
             if let Some(r) = sol.repaired_from {
                 diag.dual_repaired_from = Some(diag.dual_repaired_from.map_or(r, |d| d.max(r)));
             }
@@ -707,6 +716,7 @@ impl DsxLpParams {
             ("factor_seconds", d.factor_seconds),
             ("solve_seconds", d.solve_seconds),
             ("refinements", f64::from(d.refinements)),
+            ("regularization_boosts", f64::from(d.regularization_boosts)),
             (
                 "screening_rounds",
                 f64::from(d.screening.iter().map(|r| r.rounds).sum::<u32>()),

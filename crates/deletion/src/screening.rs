@@ -275,7 +275,7 @@ impl DsxLp {
         let mut in_set = first_working_set(y, s.sample_fraction);
         let mut left = vec![false; m];
         // the rounds' time in factorisations and solves, and their refinements
-        let (mut factor, mut solve, mut refinements) = (0.0, 0.0, 0);
+        let (mut factor, mut solve, mut refinements, mut boosts) = (0.0, 0.0, 0, 0);
         loop {
             let idx: Vec<usize> = (0..m).filter(|&i| in_set[i]).collect();
             if idx.len() as f64 > s.max_fraction * m as f64 {
@@ -343,6 +343,7 @@ impl DsxLp {
             factor += answer.run.factor_seconds;
             solve += answer.run.solve_seconds;
             refinements += answer.run.refinements;
+            boosts += answer.run.regularization_boosts;
             fallbacks.extend(
                 std::mem::take(&mut answer.fallbacks)
                     .into_iter()
@@ -380,6 +381,7 @@ impl DsxLp {
                 answer.run.factor_seconds = factor;
                 answer.run.solve_seconds = solve;
                 answer.run.refinements = refinements;
+                answer.run.regularization_boosts = boosts;
                 answer.iterations = report.iterations;
                 answer.fallbacks = std::mem::take(fallbacks);
                 return Ok(Some(Solved {

@@ -213,7 +213,7 @@ impl DsxIpm<'_> {
                 break;
             }
             iter += 1;
-            if let Err(e) = self.factor() {
+            if let Err(e) = self.restore_regularization().and_then(|()| self.factor()) {
                 status = Status::NumericalError;
                 reason = Some(format!("factorisation failed: {e}"));
                 break;
@@ -227,12 +227,33 @@ impl DsxIpm<'_> {
                 .clamp(st.solve_tol_min, st.solve_tol_max);
             // predictor (σ = 0)
             // (r_s = −s∘y and r_t = −u∘z enter `newton_rhs` and `recover` in closed form)
-            self.predictor_box_rhs();
-            let (ap, ad, [ys, dsdy]) = match self.direction::<true>(true, tol) {
+            // A non-finite `(w, b)` part (the solves with a factor of a nearly singular `S`
+            // overflowed) re-factors with a raised regularisation (module docs,
+            // *Regularisation*).
+            let predictor = loop {
+                self.predictor_box_rhs();
+                match self.direction::<true>(true, tol) {
+                    Ok(steps) if self.aff.u[..=n].iter().all(|v| v.is_finite()) => break Ok(steps),
+                    Ok(_) if self.boost < super::normal_equations::MAX_BOOST => {
+                        if let Err(e) = self.refactor_raised(self.boost + 1) {
+                            break Err(format!("factorisation failed: {e}"));
+                        }
+                    }
+                    Ok(_) => {
+                        break Err(format!(
+                            "non-finite Newton direction with the dynamic regularisation raised \
+                             {} times",
+                            self.boost
+                        ));
+                    }
+                    Err(e) => break Err(format!("solve failed: {e}")),
+                }
+            };
+            let (ap, ad, [ys, dsdy]) = match predictor {
                 Ok(steps) => steps,
-                Err(e) => {
+                Err(why) => {
                     status = Status::NumericalError;
-                    reason = Some(format!("solve failed: {e}"));
+                    reason = Some(why);
                     break;
                 }
             };
@@ -340,6 +361,7 @@ impl DsxIpm<'_> {
             seconds: start.elapsed().as_secs_f64(),
             correctors: self.correctors,
             refinements: self.refinements,
+            regularization_boosts: self.boosts,
             reason,
             repaired_from,
             ended_by_check,

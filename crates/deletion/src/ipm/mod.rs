@@ -70,6 +70,21 @@
 //! objective `≥ 0`), so there is no infeasibility detection: a run ends optimal, at the
 //! iteration or time limit, or with a numerical error (`residuals`).
 //!
+//! # Regularisation
+//!
+//! Near a degenerate optimum `S` can be singular to working precision in many directions:
+//! on the SpamAssassin corpus (5913 e-mails × 5239 words, N = 5, an objective of 0.003 with
+//! most `ξ_i = 0`), at a gap of 3e-7 the factorisation replaced 2859 of the 5240 pivots of
+//! `S` by the dynamic regularisation's `δ` ([`DsxIpmSettings::dynamic_regularization_delta`]),
+//! and the triangular solves with the resulting factor overflowed (multipliers of order
+//! `1/δ` compounding over the columns). When the `(w, b)` part of the predictor comes out
+//! non-finite, the iteration re-factors with the regularisation raised (`ε` and `δ` each 100×
+//! per level, at most [`normal_equations::MAX_BOOST`] levels) and computes the predictor again;
+//! the refinement against the exact operator keeps the directions' accuracy where it can, and
+//! the next iteration factors with the settings' values again. A run that never meets a
+//! non-finite direction is unchanged to the bit. The count is the outcome's
+//! `regularization_boosts` (`regularization_boosts` of `train --json`).
+//!
 //! # Certificate
 //!
 //! Near the optimum of some real fits the solves cannot remove the dual residual (`H` too
@@ -248,6 +263,9 @@ pub struct IpmOutcome {
     pub correctors: u32,
     /// Directions refined on the dual equations (`refine`; total over the iterations).
     pub refinements: u32,
+    /// Factorisations repeated with a raised dynamic regularisation because a direction came
+    /// out non-finite (module docs, *Regularisation*).
+    pub regularization_boosts: u32,
     /// Why the run stopped when it is not optimal.
     pub reason: Option<String>,
     /// When the answer is certified by a dual point repaired from the last iterate's (module
@@ -461,6 +479,10 @@ pub(crate) struct DsxIpm<'a> {
     correctors: u32,
     /// Directions refined on the dual equations.
     refinements: u32,
+    /// The level of the current factorisation's raised regularisation (0: the settings').
+    boost: u8,
+    /// Factorisations repeated with a raised regularisation (total).
+    boosts: u32,
     /// The primal residual is at rounding level ([`DsxIpmSettings::primal_rounding`]): the
     /// Newton steps take it as zero and do not read it.
     rp_zero: bool,
@@ -673,6 +695,8 @@ impl<'a> DsxIpm<'a> {
             harm: Vec::with_capacity(n),
             correctors: 0,
             refinements: 0,
+            boost: 0,
+            boosts: 0,
             rp_zero: false,
         })
     }

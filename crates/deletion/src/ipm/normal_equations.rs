@@ -4,9 +4,15 @@
 
 use std::time::Instant;
 
+use bulwark_linalg::DynamicRegularization;
+
 use super::parallel::{jobs, parts, parts_mut};
 use super::{Dir, DsxIpm};
 use crate::error::Result;
+
+/// Levels the dynamic regularisation is raised by at most in one iteration before a non-finite
+/// direction ends the run (module docs, *Regularisation*).
+pub(super) const MAX_BOOST: u8 = 3;
 
 impl DsxIpm<'_> {
     /// Gathers the scalings into the layout of [`bulwark_linalg::DsxScalings`] and factors `H`.
@@ -72,6 +78,36 @@ impl DsxIpm<'_> {
         Ok(())
     }
 
+    /// Factors again with the dynamic regularisation of `S` raised `level` steps (module docs,
+    /// *Regularisation*): `ε` and `δ` each 100× per level. [`DsxIpm::restore_regularization`]
+    /// puts the settings' values back before the next iteration's factorisation.
+    pub(super) fn refactor_raised(&mut self, level: u8) -> Result<()> {
+        let st = &self.settings;
+        let raise = 100f64.powi(i32::from(level));
+        let raised = DynamicRegularization {
+            epsilon: st.dynamic_regularization_epsilon * raise,
+            delta: st.dynamic_regularization_delta * raise,
+        };
+        self.sys.set_dynamic_regularization(Some(raised))?;
+        self.boost = level;
+        self.boosts += 1;
+        self.factor()
+    }
+
+    /// The settings' dynamic regularisation again after [`DsxIpm::refactor_raised`].
+    pub(super) fn restore_regularization(&mut self) -> Result<()> {
+        if self.boost > 0 {
+            let st = &self.settings;
+            self.sys
+                .set_dynamic_regularization(Some(DynamicRegularization {
+                    epsilon: st.dynamic_regularization_epsilon,
+                    delta: st.dynamic_regularization_delta,
+                }))?;
+            self.boost = 0;
+        }
+        Ok(())
+    }
+
     /// Solves `H d.u = self.rhs` to the relative accuracy `tol` (2-norm), with `d.s`, `d.y` and
     /// `d.z` as the work vectors of a refined solve (their contents are lost). Early on (loose `tol`,
     /// clean factorisation) it is a plain direct solve. Otherwise the first solve after a
@@ -106,5 +142,85 @@ impl DsxIpm<'_> {
         }
         self.solve_seconds += t.elapsed().as_secs_f64();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bulwark_core::{Dataset, DenseMatrix, FeatureBudget, Sign, rng_from_seed};
+    use rand::Rng;
+
+    use super::super::{Dir, DsxIpm, DsxIpmSettings, IpmOptions};
+    use super::MAX_BOOST;
+    use crate::layout::Lp4;
+
+    /// The raised regularisation (module docs of `ipm`, *Regularisation*) changes the
+    /// factorisation the directions come from, not what they solve: near the optimum of a
+    /// random LP, a direction from the factor raised by every level, refined against the exact
+    /// operator, matches the settings' own to the solve tolerance; the level and count are
+    /// kept, and restoring gives the settings' factor again, to the bit.
+    #[test]
+    fn raised_regularization_solves_the_same_system() {
+        let mut rng = rng_from_seed(7);
+        let (m, n) = (80, 12);
+        let rows: Vec<Vec<f64>> = (0..m)
+            .map(|_| (0..n).map(|_| rng.random_range(-1.0..1.0)).collect())
+            .collect();
+        let y = (0..m)
+            .map(|i| {
+                if rows[i][0] + 0.3 * rows[i][1] > 0.0 {
+                    Sign::Pos
+                } else {
+                    Sign::Neg
+                }
+            })
+            .collect();
+        let d = Dataset::binary("r", DenseMatrix::from_rows(&rows).unwrap(), y).unwrap();
+        let fb = FeatureBudget::uniform(n, 2.0).unwrap();
+        let lp = Lp4::new(&d, &fb, 1.0).unwrap();
+        let mut ipm = DsxIpm::new(&lp, Some(1), &DsxIpmSettings::default()).unwrap();
+        let opts = IpmOptions {
+            tolerance: 1e-8,
+            max_iter: 200,
+            time_limit: f64::INFINITY,
+        };
+        let out = ipm.run(opts, None).unwrap();
+        assert_eq!(out.status, bulwark_lp::Status::Optimal, "{out:?}");
+        assert_eq!(out.regularization_boosts, 0);
+        let len = ipm.len;
+        let rhs: Vec<f64> = (0..len).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let solve = |ipm: &mut DsxIpm<'_>| {
+            ipm.rhs.copy_from_slice(&rhs);
+            let mut d = Dir::new(len, ipm.rows, n, m);
+            ipm.solve_h(&mut d, 1e-12).unwrap();
+            d.u
+        };
+        ipm.factor().unwrap();
+        let base = solve(&mut ipm);
+        let scale = base.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        for level in 1..=MAX_BOOST {
+            ipm.refactor_raised(level).unwrap();
+            assert_eq!(ipm.boost, level);
+            let raised = ipm.sys.settings().dynamic_regularization.unwrap();
+            let f = 100f64.powi(i32::from(level));
+            assert_eq!(
+                raised.delta,
+                DsxIpmSettings::default().dynamic_regularization_delta * f
+            );
+            let z = solve(&mut ipm);
+            let diff = z
+                .iter()
+                .zip(&base)
+                .fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
+            assert!(
+                diff <= 1e-6 * scale,
+                "level {level}: {diff:e} against {scale:e}"
+            );
+        }
+        assert_eq!(ipm.boosts, u32::from(MAX_BOOST));
+        ipm.restore_regularization().unwrap();
+        assert_eq!(ipm.boost, 0);
+        ipm.factor().unwrap();
+        assert_eq!(solve(&mut ipm), base);
     }
 }

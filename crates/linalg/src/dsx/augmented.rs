@@ -762,7 +762,6 @@ impl DsxSystem<'_> {
         }
         rb[n] = nu[bb];
     }
-
 }
 
 /// faer's dynamic regularisation for the pivot signs `signs` (none without

@@ -46,9 +46,9 @@ pub use refine::RefineInfo;
 pub use settings::{DsxSettings, DynamicRegularization, NormalEquations, SchurKernel};
 
 use augmented::{Couplings, ExampleSpace};
-use sparse::SparseLdl;
 use example::{ExampleFactor, Work};
 use scatter::ScatterPlan;
+use sparse::SparseLdl;
 
 /// The examples `x_i` (rows of `X`), borrowed.
 #[derive(Debug, Clone, Copy)]

@@ -6,15 +6,15 @@ use std::borrow::Cow;
 use faer::linalg::cholesky::ldlt::factor::cholesky_in_place_scratch;
 
 use super::augmented::{Couplings, ExampleSpace};
-use super::sparse::{SparseAnalysis, SparseLdl, sparse_analysis};
 use super::example::{ExampleFactor, NO_REC, Work};
 use super::plan::MethodEstimate;
 use super::plan::{self, Pattern};
 use super::scatter::{SCATTER_BAND_DOUBLES, SCATTER_CHUNK_NNZ, SCATTER_PASS_COST, ScatterPlan};
 use super::settings::validate_settings;
+use super::sparse::{SparseAnalysis, SparseLdl, sparse_analysis};
 use super::{
-    DsxScalings, DsxSettings, DsxSystem, NormalEquations, NormalEquationsPlan, PairScaling,
-    RowsRef, SchurKernel,
+    DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, NormalEquations,
+    NormalEquationsPlan, PairScaling, RowsRef, SchurKernel,
 };
 use crate::error::{LinalgError, Result, check_finite, check_len, check_nonneg};
 
@@ -401,6 +401,23 @@ impl<'a> DsxSystem<'a> {
         let req = cholesky_in_place_scratch::<f64>(n1, settings.par, Default::default());
         self.mem = crate::error::Scratch::new(req);
         self.kernel = kernel;
+        self.settings = settings;
+        self.factored = false;
+        Ok(())
+    }
+
+    /// Changes only the dynamic regularisation of `S` (validated as in [`DsxSettings`]; no
+    /// reallocation; invalidates the factorisation). A caller whose solve came out non-finite
+    /// may re-factor with a larger one and restore it afterwards.
+    pub fn set_dynamic_regularization(
+        &mut self,
+        regularization: Option<DynamicRegularization>,
+    ) -> Result<()> {
+        let settings = DsxSettings {
+            dynamic_regularization: regularization,
+            ..self.settings
+        };
+        validate_settings(&settings)?;
         self.settings = settings;
         self.factored = false;
         Ok(())

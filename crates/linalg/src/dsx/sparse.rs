@@ -343,4 +343,3 @@ fn for_each_pivot(
         }
     }
 }
-
