@@ -28,10 +28,15 @@ fn ray_minimiser(obj: &Objective<'_>, p: &[f64]) -> f64 {
             .map(|i| obj.weight(i) * crate::loss::perspective(spec.loss, a, 1.0 - t * p[i]))
             .sum()
     };
-    // G(t d̂) is convex in t and → ∞ (the perspective adds σt r(·) ≥ 0 and the hinge part grows
-    // linearly): double t until G stops decreasing; the minimiser then lies in [0, 2t]
     let pmax = p.iter().fold(0.0_f64, |m, v| m.max(v.abs())).max(1e-300);
-    let mut hi = 1.0 / pmax;
+    minimise_on_ray(value, 1.0 / pmax)
+}
+
+/// The minimiser over `t > 0` of a convex `value(t)` that grows without bound (as `G(t d̂)`
+/// does: the perspective adds `σt r(·) ≥ 0` and the hinge part grows linearly): `t` doubled from
+/// `hi` until the value stops decreasing, so that the minimiser lies in `[0, 2t]`, then golden
+/// section.
+pub(crate) fn minimise_on_ray(value: impl Fn(f64) -> f64, mut hi: f64) -> f64 {
     let mut f_hi = value(hi);
     for _ in 0..200 {
         let f = value(2.0 * hi);

@@ -314,10 +314,7 @@ impl<'a> Objective<'a> {
             1.0
         } else {
             // the largest κ with h(κ) = rhs(κ) − κ‖v‖ ≥ 0; h is concave with h(0) = 0 and
-            // h(1) < 0. Safeguarded Newton from κ = 1 (h' = σ Σ c p s'(κp) − ‖v‖ with
-            // s' = −z*), bisection when a step leaves the bracket; Newton from the infeasible
-            // side converges to the root from above, so its limit is stepped back by 1e-12
-            // relative and checked feasible.
+            // h(1) < 0, h' = σ Σ c p s'(κp) − ‖v‖ with s' = −z*
             let h = |kappa: f64| -> (f64, f64) {
                 let (mut value, mut slope) = (0.0, 0.0);
                 for i in 0..self.len() {
@@ -332,33 +329,7 @@ impl<'a> Objective<'a> {
                 }
                 (sigma * value - kappa * vnorm, sigma * slope - vnorm)
             };
-            let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-            let mut kappa = 1.0_f64;
-            for _ in 0..200 {
-                let (hv, hd) = h(kappa);
-                if hv >= 0.0 {
-                    lo = kappa;
-                } else {
-                    hi = kappa;
-                }
-                if hi - lo <= 1e-13 * hi {
-                    break;
-                }
-                let newton = kappa - hv / hd;
-                if hv < 0.0 && newton.is_finite() && kappa - newton <= 1e-12 * kappa {
-                    let back = newton * (1.0 - 1e-12);
-                    if back > lo && h(back).0 >= 0.0 {
-                        lo = back;
-                        break;
-                    }
-                }
-                kappa = if newton.is_finite() && newton > lo && newton < hi {
-                    newton
-                } else {
-                    0.5 * (lo + hi)
-                };
-            }
-            lo
+            largest_feasible_scale(h)
         };
         let dual = scale * alpha_sum;
         let relative_gap = if primal > 0.0 {
@@ -652,6 +623,42 @@ impl<'a> Objective<'a> {
             })
             .collect()
     }
+}
+
+/// The largest `κ ∈ [0, 1]` with `h(κ) ≥ 0`, for `h` concave with `h(0) = 0` and `h(1) < 0`,
+/// given as `κ ↦ (h(κ), h'(κ))`: safeguarded Newton from `κ = 1`, bisection when a step leaves
+/// the bracket; Newton from the infeasible side converges to the root from above, so its limit
+/// is stepped back by 1e-12 relative and checked feasible. The answer is always a checked
+/// feasible point (0 at worst). The scaling of a dual point into the dual's feasible set
+/// (Ginodi (3.17); the multiclass certificate's pair constraints).
+pub(crate) fn largest_feasible_scale(h: impl Fn(f64) -> (f64, f64)) -> f64 {
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    let mut kappa = 1.0_f64;
+    for _ in 0..200 {
+        let (hv, hd) = h(kappa);
+        if hv >= 0.0 {
+            lo = kappa;
+        } else {
+            hi = kappa;
+        }
+        if hi - lo <= 1e-13 * hi {
+            break;
+        }
+        let newton = kappa - hv / hd;
+        if hv < 0.0 && newton.is_finite() && kappa - newton <= 1e-12 * kappa {
+            let back = newton * (1.0 - 1e-12);
+            if back > lo && h(back).0 >= 0.0 {
+                lo = back;
+                break;
+            }
+        }
+        kappa = if newton.is_finite() && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+    }
+    lo
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
