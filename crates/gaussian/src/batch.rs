@@ -233,13 +233,8 @@ pub(crate) fn solve(
     let mut g = vec![0.0; dim];
     let (mut u, mut k) = (vec![0.0; m], vec![0.0; m]);
     let (mut diag, mut scratch) = (vec![0.0; dim], vec![0.0; dim]);
-    let (mut dir, mut r, mut z, mut p, mut hp) = (
-        vec![0.0; dim],
-        vec![0.0; dim],
-        vec![0.0; dim],
-        vec![0.0; dim],
-        vec![0.0; dim],
-    );
+    let mut dir = vec![0.0; dim];
+    let mut cg = CgScratch::new(dim);
     let mut w_hat = vec![0.0; dim];
     let mut w_trial = vec![0.0; dim];
     let mut passes = 0usize;
@@ -365,45 +360,17 @@ pub(crate) fn solve(
             *d = d.max(1e-12 * dmax).max(1e-300);
         }
         let forcing = (gnorm / g0).sqrt().min(0.5);
-        let cg_tol = forcing * gnorm;
-        dir.fill(0.0);
-        for j in 0..dim {
-            r[j] = -g[j];
-            z[j] = r[j] / diag[j];
-            p[j] = z[j];
-        }
-        let mut rz = dot(&r, &z);
-        let max_cg = dim.clamp(20, 500);
-        for it in 0..max_cg {
-            obj.hess_vec(&w_hat, wn, r_sum, &u, &k, &p, &mut hp);
-            passes += 1;
-            cg_total += 1;
-            let php = dot(&p, &hp);
-            if php <= 0.0 || !php.is_finite() {
-                if it == 0 {
-                    // no curvature along the preconditioned gradient: take it as the direction
-                    dir.copy_from_slice(&z);
-                }
-                break;
-            }
-            let alpha = rz / php;
-            for j in 0..dim {
-                dir[j] += alpha * p[j];
-                r[j] -= alpha * hp[j];
-            }
-            if dot(&r, &r).sqrt() <= cg_tol {
-                break;
-            }
-            for j in 0..dim {
-                z[j] = r[j] / diag[j];
-            }
-            let rz_new = dot(&r, &z);
-            let beta = rz_new / rz;
-            rz = rz_new;
-            for j in 0..dim {
-                p[j] = z[j] + beta * p[j];
-            }
-        }
+        let its = newton_direction(
+            |p, hp| obj.hess_vec(&w_hat, wn, r_sum, &u, &k, p, hp),
+            |j| diag[j],
+            &g,
+            &mut dir,
+            &mut cg,
+            forcing * gnorm,
+            dim.clamp(20, 500),
+        );
+        passes += its;
+        cg_total += its;
 
         // Armijo backtracking
         let slope = dot(&g, &dir);
@@ -411,24 +378,111 @@ pub(crate) fn solve(
             stopped = Some("no descent direction (the precision floor)".into());
             continue;
         }
-        let mut t = 1.0;
-        let mut accepted = false;
-        for _ in 0..60 {
-            for j in 0..dim {
-                w_trial[j] = w[j] + t * dir[j];
-            }
-            let f = obj.value_into(&w_trial, &mut b_trial);
-            passes += 1;
-            if f <= value + 1e-4 * t * slope {
-                accepted = true;
-                break;
-            }
-            t *= 0.5;
-        }
+        let (accepted, tries) = armijo(&w, &dir, value, slope, &mut w_trial, |x| {
+            obj.value_into(x, &mut b_trial)
+        });
+        passes += tries;
         if !accepted {
             stopped = Some("line search made no progress (the precision floor)".into());
             continue;
         }
         std::mem::swap(&mut w, &mut w_trial);
     }
+}
+
+/// The buffers of [`newton_direction`].
+pub(crate) struct CgScratch {
+    r: Vec<f64>,
+    z: Vec<f64>,
+    p: Vec<f64>,
+    hp: Vec<f64>,
+}
+
+impl CgScratch {
+    pub(crate) fn new(dim: usize) -> Self {
+        Self {
+            r: vec![0.0; dim],
+            z: vec![0.0; dim],
+            p: vec![0.0; dim],
+            hp: vec![0.0; dim],
+        }
+    }
+}
+
+/// The Newton direction by preconditioned conjugate gradients on `H d = −g` from `d = 0`:
+/// `hess(p, out)` writes `H p`, `diag(j)` is the (positive) Jacobi preconditioner; stops at a
+/// residual `tol` or after `max_cg` products. Without curvature along the first direction the
+/// direction is the preconditioned gradient. Returns the products made.
+pub(crate) fn newton_direction(
+    mut hess: impl FnMut(&[f64], &mut [f64]),
+    diag: impl Fn(usize) -> f64,
+    g: &[f64],
+    dir: &mut [f64],
+    s: &mut CgScratch,
+    tol: f64,
+    max_cg: usize,
+) -> usize {
+    let CgScratch { r, z, p, hp } = s;
+    dir.fill(0.0);
+    for j in 0..g.len() {
+        r[j] = -g[j];
+        z[j] = r[j] / diag(j);
+        p[j] = z[j];
+    }
+    let mut rz = dot(r, z);
+    let mut products = 0;
+    for it in 0..max_cg {
+        hess(p, hp);
+        products += 1;
+        let php = dot(p, hp);
+        if php <= 0.0 || !php.is_finite() {
+            if it == 0 {
+                // no curvature along the preconditioned gradient: take it as the direction
+                dir.copy_from_slice(z);
+            }
+            break;
+        }
+        let alpha = rz / php;
+        for j in 0..g.len() {
+            dir[j] += alpha * p[j];
+            r[j] -= alpha * hp[j];
+        }
+        if dot(r, r).sqrt() <= tol {
+            break;
+        }
+        for j in 0..g.len() {
+            z[j] = r[j] / diag(j);
+        }
+        let rz_new = dot(r, z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        for j in 0..g.len() {
+            p[j] = z[j] + beta * p[j];
+        }
+    }
+    products
+}
+
+/// Armijo backtracking from `w` along `dir` (`slope = ∇Gᵀdir < 0`, `G(w) = value0`): steps
+/// `1, 1/2, …` (at most 60) until `value(trial) ≤ value0 + 1e-4 t slope`; the accepted point is
+/// left in `trial`. Returns whether a step was accepted and the evaluations made.
+pub(crate) fn armijo(
+    w: &[f64],
+    dir: &[f64],
+    value0: f64,
+    slope: f64,
+    trial: &mut [f64],
+    mut value: impl FnMut(&[f64]) -> f64,
+) -> (bool, usize) {
+    let mut t = 1.0;
+    for tries in 1..=60 {
+        for j in 0..w.len() {
+            trial[j] = w[j] + t * dir[j];
+        }
+        if value(trial) <= value0 + 1e-4 * t * slope {
+            return (true, tries);
+        }
+        t *= 0.5;
+    }
+    (false, 60)
 }

@@ -130,10 +130,8 @@ impl KenGuruParams {
     }
     /// The tolerance in force.
     pub fn effective_tolerance(&self) -> f64 {
-        self.tolerance.unwrap_or(match self.solver {
-            Solver::Batch => 1e-10,
-            Solver::Sgd => 1e-3,
-        })
+        self.tolerance
+            .unwrap_or_else(|| self.solver.default_tolerance(1e-3))
     }
     /// The epoch limit (epochs of `M` steps).
     pub fn max_epochs(mut self, k: usize) -> Self {
@@ -378,17 +376,10 @@ impl KenGuruParams {
                 },
             );
         }
-        let c = &fit.certificate;
-        report.objective = Some(c.primal);
+        fit.certificate.write_to(&mut report);
         report.converged = fit.converged;
         report.tolerance = Some(self.effective_tolerance());
-        report.reached = Some(c.relative_gap);
-        let d = &mut report.details;
-        d.insert("duality_gap".into(), c.relative_gap);
-        d.insert("dual_objective".into(), c.dual);
-        d.insert("dual_scale".into(), c.scale);
-        d.insert("dual_constraint_residual".into(), c.constraint_residual);
-        d.insert("sigma".into(), self.sigma);
+        report.details.insert("sigma".into(), self.sigma);
         report.seconds = start.elapsed().as_secs_f64();
         Ok((fit, report))
     }

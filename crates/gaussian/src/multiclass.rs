@@ -40,7 +40,6 @@ use rand_chacha::ChaCha8Rng;
 use crate::hyperparams::{Solver, check_sgd};
 use crate::loss::{Loss, perspective};
 use crate::multiclass_batch::Work;
-use crate::objective::Certificate;
 use crate::sgd::EpochChecks;
 
 /// The multiclass objective of one fit: borrowed rows, class indices, weights.
@@ -292,10 +291,8 @@ impl MGuruParams {
     }
     /// The tolerance in force.
     pub fn effective_tolerance(&self) -> f64 {
-        self.tolerance.unwrap_or(match self.solver {
-            Solver::Batch => 1e-10,
-            Solver::Sgd => 1e-4,
-        })
+        self.tolerance
+            .unwrap_or_else(|| self.solver.default_tolerance(1e-4))
     }
 }
 
@@ -484,7 +481,7 @@ impl MGuruParams {
         report.iterations = Some(out.iterations as usize);
         report.converged = out.converged;
         report.stopped = out.stopped;
-        report_certificate(&mut report, &out.certificate);
+        out.certificate.write_to(&mut report);
         let dd = &mut report.details;
         dd.insert(out.count.0.into(), out.count.1);
         dd.insert("data_passes".into(), out.passes as f64);
@@ -557,7 +554,7 @@ impl MGuruParams {
         report.iterations = Some((t - 1) as usize);
         report.converged = converged;
         report.stopped = stopped;
-        report_certificate(&mut report, &best);
+        best.write_to(&mut report);
         let dd = &mut report.details;
         dd.insert("epochs".into(), epochs as f64);
         dd.insert("relative_improvement".into(), improvement.max(0.0));
@@ -579,18 +576,6 @@ impl MGuruParams {
 
 /// At or below this objective the terms of (5.14) have underflowed and no fit is certified.
 const UNDERFLOW: f64 = 1e-280;
-
-/// The certificate's figures in a report: the objective, the certified relative gap
-/// (`reached`, `duality_gap`), the dual bound, its scale and the pair constraints' residual.
-fn report_certificate(report: &mut FitReport, cert: &Certificate) {
-    report.objective = Some(cert.primal);
-    report.reached = Some(cert.relative_gap);
-    let dd = &mut report.details;
-    dd.insert("duality_gap".into(), cert.relative_gap);
-    dd.insert("dual_objective".into(), cert.dual);
-    dd.insert("dual_scale".into(), cert.scale);
-    dd.insert("dual_constraint_residual".into(), cert.constraint_residual);
-}
 
 /// Fits M-GURU (or M-GURU-S², or the batch solver); `report.reached` is the certified relative
 /// gap of the returned point.

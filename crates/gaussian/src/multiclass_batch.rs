@@ -27,7 +27,7 @@
 //! `G − P = ⟨∇G, W⟩`): the gap closes. With two classes it is the certificate of (3.17).
 
 use crate::algorithm::Outcome;
-use crate::batch::minimise_on_ray;
+use crate::batch::{CgScratch, armijo, minimise_on_ray, newton_direction};
 use crate::loss::perspective;
 use crate::multiclass::MulticlassObjective;
 use crate::objective::{Certificate, largest_feasible_scale};
@@ -227,11 +227,7 @@ impl Work {
                 xy -= cw * p;
             }
             self.xcoef[y] = xy;
-            for a in 0..c {
-                if self.xcoef[a] != 0.0 {
-                    obj.axpy(i, self.xcoef[a], &mut grad[a * d..(a + 1) * d]);
-                }
-            }
+            add_to_classes(obj, i, &self.xcoef, grad);
         }
         for y in 0..c {
             for k in (0..c).filter(|&k| k != y) {
@@ -325,11 +321,7 @@ impl Work {
                 self.acc[y * c + k] -= self.tt[t] * h;
             }
             self.xcoef[y] = xy;
-            for a in 0..c {
-                if self.xcoef[a] != 0.0 {
-                    obj.axpy(i, self.xcoef[a], &mut out[a * d..(a + 1) * d]);
-                }
-            }
+            add_to_classes(obj, i, &self.xcoef, out);
         }
         for y in 0..c {
             for k in (0..c).filter(|&k| k != y) {
@@ -374,11 +366,7 @@ impl Work {
                 xy += cw * self.p[t];
             }
             self.xcoef[y] = xy;
-            for a in 0..c {
-                if self.xcoef[a] != 0.0 {
-                    obj.axpy(i, self.xcoef[a], &mut self.nvec[a * d..(a + 1) * d]);
-                }
-            }
+            add_to_classes(obj, i, &self.xcoef, &mut self.nvec);
         }
         // capacities σS_ab (a < b) and the residual R = N − div(σ S Δ̂), made to sum to 0
         self.cap.fill(0.0);
@@ -494,18 +482,16 @@ impl Work {
                 scale = scale.min(largest_feasible_scale(h));
             }
         }
-        let dual = scale * self.psum;
-        let relative_gap = if primal > 0.0 {
-            ((primal - dual) / primal).max(0.0)
-        } else {
-            0.0
-        };
-        Certificate {
-            primal,
-            dual,
-            relative_gap,
-            scale,
-            constraint_residual: if c > 1 { residual } else { 0.0 },
+        Certificate::new(primal, scale * self.psum, scale, residual)
+    }
+}
+
+/// `out_a += coef[a] x_i` for every class `a` with a nonzero coefficient.
+fn add_to_classes(obj: &MulticlassObjective<'_>, i: usize, coef: &[f64], out: &mut [f64]) {
+    let d = obj.dim();
+    for (a, &v) in coef.iter().enumerate() {
+        if v != 0.0 {
+            obj.axpy(i, v, &mut out[a * d..(a + 1) * d]);
         }
     }
 }
@@ -565,13 +551,8 @@ pub(crate) fn solve(obj: &MulticlassObjective<'_>, tolerance: f64, max_iter: usi
     let mut w = vec![0.0; dim];
     let mut w_trial = vec![0.0; dim];
     let mut grad = vec![0.0; dim];
-    let (mut dir, mut r, mut z, mut p, mut hp) = (
-        vec![0.0; dim],
-        vec![0.0; dim],
-        vec![0.0; dim],
-        vec![0.0; dim],
-        vec![0.0; dim],
-    );
+    let mut dir = vec![0.0; dim];
+    let mut cg = CgScratch::new(dim);
     let mut diag = vec![0.0; d];
     let mut passes = 0usize;
 
@@ -635,44 +616,17 @@ pub(crate) fn solve(obj: &MulticlassObjective<'_>, tolerance: f64, max_iter: usi
         work.curvature(obj, &mut diag);
         passes += 1;
         let forcing = (gnorm / g0).sqrt().min(0.5);
-        let cg_tol = forcing * gnorm;
-        dir.fill(0.0);
-        for j in 0..dim {
-            r[j] = -grad[j];
-            z[j] = r[j] / diag[j % d];
-            p[j] = z[j];
-        }
-        let mut rz = dot(&r, &z);
-        let max_cg = dim.clamp(20, 500);
-        for it in 0..max_cg {
-            work.hess_vec(obj, &p, &mut hp);
-            passes += 1;
-            cg_total += 1;
-            let php = dot(&p, &hp);
-            if php <= 0.0 || !php.is_finite() {
-                if it == 0 {
-                    dir.copy_from_slice(&z);
-                }
-                break;
-            }
-            let alpha = rz / php;
-            for j in 0..dim {
-                dir[j] += alpha * p[j];
-                r[j] -= alpha * hp[j];
-            }
-            if dot(&r, &r).sqrt() <= cg_tol {
-                break;
-            }
-            for j in 0..dim {
-                z[j] = r[j] / diag[j % d];
-            }
-            let rz_new = dot(&r, &z);
-            let beta = rz_new / rz;
-            rz = rz_new;
-            for j in 0..dim {
-                p[j] = z[j] + beta * p[j];
-            }
-        }
+        let its = newton_direction(
+            |p, hp| work.hess_vec(obj, p, hp),
+            |j| diag[j % d],
+            &grad,
+            &mut dir,
+            &mut cg,
+            forcing * gnorm,
+            dim.clamp(20, 500),
+        );
+        passes += its;
+        cg_total += its;
 
         // Armijo backtracking
         let slope = dot(&grad, &dir);
@@ -680,21 +634,11 @@ pub(crate) fn solve(obj: &MulticlassObjective<'_>, tolerance: f64, max_iter: usi
             stopped = Some("no descent direction (the precision floor)".into());
             continue;
         }
-        let mut t = 1.0;
-        let mut accepted = false;
-        for _ in 0..60 {
-            for j in 0..dim {
-                w_trial[j] = w[j] + t * dir[j];
-            }
-            work.set_point(obj, &w_trial);
-            let f = work.value(obj);
-            passes += 1;
-            if f <= value + 1e-4 * t * slope {
-                accepted = true;
-                break;
-            }
-            t *= 0.5;
-        }
+        let (accepted, tries) = armijo(&w, &dir, value, slope, &mut w_trial, |x| {
+            work.set_point(obj, x);
+            work.value(obj)
+        });
+        passes += tries;
         if !accepted {
             stopped = Some("line search made no progress (the precision floor)".into());
             continue;

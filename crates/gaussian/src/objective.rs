@@ -59,6 +59,37 @@ pub struct Certificate {
     pub constraint_residual: f64,
 }
 
+impl Certificate {
+    /// The certificate of a lower bound `dual` on `min G` at a point of objective `primal`
+    /// (the relative gap `(primal − dual)/primal`, 0 when `primal` is 0).
+    pub(crate) fn new(primal: f64, dual: f64, scale: f64, constraint_residual: f64) -> Self {
+        let relative_gap = if primal > 0.0 {
+            ((primal - dual) / primal).max(0.0)
+        } else {
+            0.0
+        };
+        Self {
+            primal,
+            dual,
+            relative_gap,
+            scale,
+            constraint_residual,
+        }
+    }
+
+    /// Its figures in a fit report: the objective, the certified relative gap (`reached`,
+    /// `duality_gap`), the dual bound, its scale and the constraint's residual.
+    pub(crate) fn write_to(&self, report: &mut bulwark_core::FitReport) {
+        report.objective = Some(self.primal);
+        report.reached = Some(self.relative_gap);
+        let d = &mut report.details;
+        d.insert("duality_gap".into(), self.relative_gap);
+        d.insert("dual_objective".into(), self.dual);
+        d.insert("dual_scale".into(), self.scale);
+        d.insert("dual_constraint_residual".into(), self.constraint_residual);
+    }
+}
+
 impl<'a> Objective<'a> {
     /// The objective of `spec` on `data` (binary labels; example weights honoured), with a
     /// constant feature appended when `bias`.
@@ -331,19 +362,7 @@ impl<'a> Objective<'a> {
             };
             largest_feasible_scale(h)
         };
-        let dual = scale * alpha_sum;
-        let relative_gap = if primal > 0.0 {
-            ((primal - dual) / primal).max(0.0)
-        } else {
-            0.0
-        };
-        Certificate {
-            primal,
-            dual,
-            relative_gap,
-            scale,
-            constraint_residual,
-        }
+        Certificate::new(primal, scale * alpha_sum, scale, constraint_residual)
     }
 
     /// A certificate at `w` from a corrected dual point, when it beats `plain` (the
