@@ -12,7 +12,7 @@
 //! pass over the rows, so nothing of size `n × n` is formed and sparse data stay sparse.
 //! Every buffer is allocated before the first iteration.
 
-use crate::algorithm::Outcome;
+use crate::algorithm::{Outcome, UNDERFLOW};
 use crate::objective::{CorrectionScratch, Objective};
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -323,6 +323,13 @@ pub(crate) fn solve(
                 passes + corr.passes(),
                 None,
             );
+        }
+        if value <= UNDERFLOW {
+            // the terms have underflowed: nothing smaller is distinguishable, stop here (the
+            // fit reports it unconverged with the reason)
+            stopped.get_or_insert_with(|| {
+                format!("the objective underflows (G = {value:.1e}): the data are separated with a margin sigma cannot reach")
+            });
         }
         if iterations >= max_iter {
             stopped.get_or_insert_with(|| format!("iteration limit {max_iter}"));

@@ -16,6 +16,7 @@
 
 use bulwark_core::{Dataset, DenseMatrix, Error, FitReport, Result};
 
+use crate::algorithm::UNDERFLOW;
 use crate::batch;
 use crate::kernel_guru::{
     CheckBuffers, Gram, KenGuruFit, KenGuruParams, check_point, dot, kernel_model,
@@ -143,14 +144,14 @@ pub(crate) fn fit(
     if on_ray {
         beta.copy_from_slice(&bufs.ray);
     }
-    let converged = certificate.relative_gap <= tol && certificate.primal > 1e-280;
+    let converged = certificate.relative_gap <= tol && certificate.primal > UNDERFLOW;
     let (model, support) = kernel_model(params.kernel, data, &beta)?;
     let (hits, misses, _) = gram.cache.stats();
     let mut report = FitReport::new("ken-guru", "newton-cg");
     report.iterations = Some(out.iterations as usize);
     report.stopped = if converged {
         None
-    } else if certificate.primal <= 1e-280 {
+    } else if certificate.primal <= UNDERFLOW {
         Some(
             "the objective underflows: the data are separated with a margin sigma cannot reach"
                 .into(),

@@ -37,6 +37,7 @@ use bulwark_core::{
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::algorithm::UNDERFLOW;
 use crate::hyperparams::{Solver, check_sgd};
 use crate::loss::{Loss, perspective};
 use crate::multiclass_batch::Work;
@@ -573,9 +574,6 @@ impl MGuruParams {
         (best_w, report)
     }
 }
-
-/// At or below this objective the terms of (5.14) have underflowed and no fit is certified.
-const UNDERFLOW: f64 = 1e-280;
 
 /// Fits M-GURU (or M-GURU-S², or the batch solver); `report.reached` is the certified relative
 /// gap of the returned point.

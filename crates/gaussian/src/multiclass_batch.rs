@@ -26,7 +26,7 @@
 //! correction vanishes, `κ = 1` and `P = G` (Euler's identity for the 1-homogeneous `g` gives
 //! `G − P = ⟨∇G, W⟩`): the gap closes. With two classes it is the certificate of (3.17).
 
-use crate::algorithm::Outcome;
+use crate::algorithm::{Outcome, UNDERFLOW};
 use crate::batch::{CgScratch, armijo, minimise_on_ray, newton_direction};
 use crate::loss::perspective;
 use crate::multiclass::MulticlassObjective;
@@ -599,6 +599,13 @@ pub(crate) fn solve(obj: &MulticlassObjective<'_>, tolerance: f64, max_iter: usi
         passes += 1;
         if cert.relative_gap <= tolerance {
             return done(w, cert, iterations, cg_total, passes, None);
+        }
+        if value <= UNDERFLOW {
+            // the terms have underflowed: nothing smaller is distinguishable, stop here (the
+            // fit reports it unconverged with the reason)
+            stopped.get_or_insert_with(|| {
+                format!("the objective underflows (G = {value:.1e}): the data are separated with a margin sigma cannot reach")
+            });
         }
         if iterations >= max_iter {
             stopped.get_or_insert_with(|| format!("iteration limit {max_iter}"));
