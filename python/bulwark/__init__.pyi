@@ -124,16 +124,19 @@ class KENGURU(BulwarkClassifier):
     """The registered learner `ken-guru`."""
     sigma: float
     loss: str
+    solver: str
     eta0: float
     seed: int
-    tolerance: float
+    tolerance: float | None
     max_epochs: int
+    max_iter: int
+    gap_to_batch: bool
     kernel: str
     gamma: float | None
     degree: int | None
     coef0: float | None
     cache_size: float | None
-    def __init__(self, *, sigma: float = 1.0, loss: str = 'gauss', eta0: float = 1.0, seed: int = 0, tolerance: float = 0.001, max_epochs: int = 1000, kernel: str = 'linear', gamma: float | None = None, degree: int | None = None, coef0: float | None = None, cache_size: float | None = None, threads: int | None = None) -> None: ...
+    def __init__(self, *, sigma: float = 1.0, loss: str = 'gauss', solver: str = 'sgd', eta0: float = 1.0, seed: int = 0, tolerance: float | None = None, max_epochs: int = 1000, max_iter: int = 100, gap_to_batch: bool = False, kernel: str = 'linear', gamma: float | None = None, degree: int | None = None, coef0: float | None = None, cache_size: float | None = None, threads: int | None = None) -> None: ...
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> KENGURU: ...
 
 class MGURU(BulwarkClassifier):
@@ -142,11 +145,14 @@ class MGURU(BulwarkClassifier):
     loss: str
     eta0: float
     seed: int
-    tolerance: float
+    solver: str
+    tolerance: float | None
     max_epochs: int
+    max_iter: int
+    gap_to_batch: bool
     s2: bool
     bias: bool
-    def __init__(self, *, sigma: float = 1.0, loss: str = 'gauss', eta0: float = 1.0, seed: int = 0, tolerance: float = 0.0001, max_epochs: int = 1000, s2: bool = False, bias: bool = False, threads: int | None = None) -> None: ...
+    def __init__(self, *, sigma: float = 1.0, loss: str = 'gauss', eta0: float = 1.0, seed: int = 0, solver: str = 'sgd', tolerance: float | None = None, max_epochs: int = 1000, max_iter: int = 100, gap_to_batch: bool = False, s2: bool = False, bias: bool = False, threads: int | None = None) -> None: ...
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> MGURU: ...
 
 class ASVC(BulwarkClassifier):

@@ -681,6 +681,93 @@ fn kernel_models_train_predict_and_take_noise() {
     }
 }
 
+/// The certified batch solvers of M-GURU and KEN-GURU from the command line: `--json` shows the
+/// solver, `converged` and the certificate (`duality_gap`, `dual_objective`); an SGD fit with
+/// `--gap-to-batch` reports its distance to the batch optimum, and `converged` only when certified.
+#[test]
+fn m_guru_and_ken_guru_batch_solvers_report_their_certificates() {
+    let m = tmp("m-guru-batch.json");
+    let t = ok_json(&[
+        "train",
+        "--data",
+        "wine",
+        "--scale",
+        "minmax",
+        "--out",
+        m.to_str().unwrap(),
+        "--json",
+        "--algo",
+        "m-guru",
+        "--solver",
+        "batch",
+        "--sigma",
+        "0.5",
+    ]);
+    assert_eq!(t["solver"], "newton-cg", "{t}");
+    assert_eq!(t["converged"], true, "{t}");
+    assert!(t["duality_gap"].as_f64().unwrap() <= 1e-10, "{t}");
+    assert!(t["dual_objective"].as_f64().unwrap() <= t["objective"].as_f64().unwrap());
+    let optimum = t["objective"].as_f64().unwrap();
+    let s = ok_json(&[
+        "train",
+        "--data",
+        "wine",
+        "--scale",
+        "minmax",
+        "--out",
+        m.to_str().unwrap(),
+        "--json",
+        "--algo",
+        "m-guru",
+        "--sigma",
+        "0.5",
+        "--eta0",
+        "0.25",
+        "--max-epochs",
+        "50",
+        "--gap-to-batch",
+    ]);
+    assert_eq!(s["solver"], "m-guru", "{s}");
+    let gap = s["duality_gap"].as_f64().unwrap();
+    assert_eq!(s["converged"], gap <= 1e-4, "{s}");
+    let distance = s["gap_to_batch"].as_f64().unwrap();
+    let primal = s["objective"].as_f64().unwrap();
+    assert!(
+        (distance - (primal - optimum) / optimum).abs() <= 1e-8,
+        "{s}"
+    );
+    let k = tmp("ken-guru-batch.json");
+    let t = ok_json(&[
+        "train",
+        "--data",
+        "wdbc",
+        "--scale",
+        "minmax",
+        "--out",
+        k.to_str().unwrap(),
+        "--json",
+        "--algo",
+        "ken-guru",
+        "--solver",
+        "batch",
+        "--kernel",
+        "rbf",
+        "--gamma",
+        "0.1",
+        "--sigma",
+        "0.5",
+    ]);
+    assert_eq!(t["solver"], "newton-cg", "{t}");
+    assert_eq!(t["model_kind"], "kernel", "{t}");
+    assert_eq!(
+        t["converged"],
+        t["duality_gap"].as_f64().unwrap() <= 1e-10,
+        "{t}"
+    );
+    assert!(t["duality_gap"].as_f64().unwrap() <= 1e-6, "{t}");
+    assert!(t["training_error"].as_f64().unwrap() < 0.2, "{t}");
+}
+
 /// Multiclass learners on a multiclass data set (no `--pair`/`--positive`): M-GURU, M-GURU-S²
 /// and the SVM (Crammer–Singer) write multiclass models, `predict` prints class names, `eval`
 /// takes the noise attack on every class.

@@ -10,7 +10,7 @@ use crate::objective::{Certificate, Objective};
 use crate::{batch, sgd};
 
 /// At or below this objective the terms of (2.22) have underflowed and no fit is certified.
-const UNDERFLOW: f64 = 1e-280;
+pub(crate) const UNDERFLOW: f64 = 1e-280;
 
 /// What a solver of (2.22) returns.
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@
 //! pass over the rows, so nothing of size `n × n` is formed and sparse data stay sparse.
 //! Every buffer is allocated before the first iteration.
 
-use crate::algorithm::Outcome;
+use crate::algorithm::{Outcome, UNDERFLOW};
 use crate::objective::{CorrectionScratch, Objective};
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -28,10 +28,15 @@ fn ray_minimiser(obj: &Objective<'_>, p: &[f64]) -> f64 {
             .map(|i| obj.weight(i) * crate::loss::perspective(spec.loss, a, 1.0 - t * p[i]))
             .sum()
     };
-    // G(t d̂) is convex in t and → ∞ (the perspective adds σt r(·) ≥ 0 and the hinge part grows
-    // linearly): double t until G stops decreasing; the minimiser then lies in [0, 2t]
     let pmax = p.iter().fold(0.0_f64, |m, v| m.max(v.abs())).max(1e-300);
-    let mut hi = 1.0 / pmax;
+    minimise_on_ray(value, 1.0 / pmax)
+}
+
+/// The minimiser over `t > 0` of a convex `value(t)` that grows without bound (as `G(t d̂)`
+/// does: the perspective adds `σt r(·) ≥ 0` and the hinge part grows linearly): `t` doubled from
+/// `hi` until the value stops decreasing, so that the minimiser lies in `[0, 2t]`, then golden
+/// section.
+pub(crate) fn minimise_on_ray(value: impl Fn(f64) -> f64, mut hi: f64) -> f64 {
     let mut f_hi = value(hi);
     for _ in 0..200 {
         let f = value(2.0 * hi);
@@ -228,13 +233,8 @@ pub(crate) fn solve(
     let mut g = vec![0.0; dim];
     let (mut u, mut k) = (vec![0.0; m], vec![0.0; m]);
     let (mut diag, mut scratch) = (vec![0.0; dim], vec![0.0; dim]);
-    let (mut dir, mut r, mut z, mut p, mut hp) = (
-        vec![0.0; dim],
-        vec![0.0; dim],
-        vec![0.0; dim],
-        vec![0.0; dim],
-        vec![0.0; dim],
-    );
+    let mut dir = vec![0.0; dim];
+    let mut cg = CgScratch::new(dim);
     let mut w_hat = vec![0.0; dim];
     let mut w_trial = vec![0.0; dim];
     let mut passes = 0usize;
@@ -324,6 +324,13 @@ pub(crate) fn solve(
                 None,
             );
         }
+        if value <= UNDERFLOW {
+            // the terms have underflowed: nothing smaller is distinguishable, stop here (the
+            // fit reports it unconverged with the reason)
+            stopped.get_or_insert_with(|| {
+                format!("the objective underflows (G = {value:.1e}): the data are separated with a margin sigma cannot reach")
+            });
+        }
         if iterations >= max_iter {
             stopped.get_or_insert_with(|| format!("iteration limit {max_iter}"));
         }
@@ -360,45 +367,17 @@ pub(crate) fn solve(
             *d = d.max(1e-12 * dmax).max(1e-300);
         }
         let forcing = (gnorm / g0).sqrt().min(0.5);
-        let cg_tol = forcing * gnorm;
-        dir.fill(0.0);
-        for j in 0..dim {
-            r[j] = -g[j];
-            z[j] = r[j] / diag[j];
-            p[j] = z[j];
-        }
-        let mut rz = dot(&r, &z);
-        let max_cg = dim.clamp(20, 500);
-        for it in 0..max_cg {
-            obj.hess_vec(&w_hat, wn, r_sum, &u, &k, &p, &mut hp);
-            passes += 1;
-            cg_total += 1;
-            let php = dot(&p, &hp);
-            if php <= 0.0 || !php.is_finite() {
-                if it == 0 {
-                    // no curvature along the preconditioned gradient: take it as the direction
-                    dir.copy_from_slice(&z);
-                }
-                break;
-            }
-            let alpha = rz / php;
-            for j in 0..dim {
-                dir[j] += alpha * p[j];
-                r[j] -= alpha * hp[j];
-            }
-            if dot(&r, &r).sqrt() <= cg_tol {
-                break;
-            }
-            for j in 0..dim {
-                z[j] = r[j] / diag[j];
-            }
-            let rz_new = dot(&r, &z);
-            let beta = rz_new / rz;
-            rz = rz_new;
-            for j in 0..dim {
-                p[j] = z[j] + beta * p[j];
-            }
-        }
+        let its = newton_direction(
+            |p, hp| obj.hess_vec(&w_hat, wn, r_sum, &u, &k, p, hp),
+            |j| diag[j],
+            &g,
+            &mut dir,
+            &mut cg,
+            forcing * gnorm,
+            dim.clamp(20, 500),
+        );
+        passes += its;
+        cg_total += its;
 
         // Armijo backtracking
         let slope = dot(&g, &dir);
@@ -406,24 +385,111 @@ pub(crate) fn solve(
             stopped = Some("no descent direction (the precision floor)".into());
             continue;
         }
-        let mut t = 1.0;
-        let mut accepted = false;
-        for _ in 0..60 {
-            for j in 0..dim {
-                w_trial[j] = w[j] + t * dir[j];
-            }
-            let f = obj.value_into(&w_trial, &mut b_trial);
-            passes += 1;
-            if f <= value + 1e-4 * t * slope {
-                accepted = true;
-                break;
-            }
-            t *= 0.5;
-        }
+        let (accepted, tries) = armijo(&w, &dir, value, slope, &mut w_trial, |x| {
+            obj.value_into(x, &mut b_trial)
+        });
+        passes += tries;
         if !accepted {
             stopped = Some("line search made no progress (the precision floor)".into());
             continue;
         }
         std::mem::swap(&mut w, &mut w_trial);
     }
+}
+
+/// The buffers of [`newton_direction`].
+pub(crate) struct CgScratch {
+    r: Vec<f64>,
+    z: Vec<f64>,
+    p: Vec<f64>,
+    hp: Vec<f64>,
+}
+
+impl CgScratch {
+    pub(crate) fn new(dim: usize) -> Self {
+        Self {
+            r: vec![0.0; dim],
+            z: vec![0.0; dim],
+            p: vec![0.0; dim],
+            hp: vec![0.0; dim],
+        }
+    }
+}
+
+/// The Newton direction by preconditioned conjugate gradients on `H d = −g` from `d = 0`:
+/// `hess(p, out)` writes `H p`, `diag(j)` is the (positive) Jacobi preconditioner; stops at a
+/// residual `tol` or after `max_cg` products. Without curvature along the first direction the
+/// direction is the preconditioned gradient. Returns the products made.
+pub(crate) fn newton_direction(
+    mut hess: impl FnMut(&[f64], &mut [f64]),
+    diag: impl Fn(usize) -> f64,
+    g: &[f64],
+    dir: &mut [f64],
+    s: &mut CgScratch,
+    tol: f64,
+    max_cg: usize,
+) -> usize {
+    let CgScratch { r, z, p, hp } = s;
+    dir.fill(0.0);
+    for j in 0..g.len() {
+        r[j] = -g[j];
+        z[j] = r[j] / diag(j);
+        p[j] = z[j];
+    }
+    let mut rz = dot(r, z);
+    let mut products = 0;
+    for it in 0..max_cg {
+        hess(p, hp);
+        products += 1;
+        let php = dot(p, hp);
+        if php <= 0.0 || !php.is_finite() {
+            if it == 0 {
+                // no curvature along the preconditioned gradient: take it as the direction
+                dir.copy_from_slice(z);
+            }
+            break;
+        }
+        let alpha = rz / php;
+        for j in 0..g.len() {
+            dir[j] += alpha * p[j];
+            r[j] -= alpha * hp[j];
+        }
+        if dot(r, r).sqrt() <= tol {
+            break;
+        }
+        for j in 0..g.len() {
+            z[j] = r[j] / diag(j);
+        }
+        let rz_new = dot(r, z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        for j in 0..g.len() {
+            p[j] = z[j] + beta * p[j];
+        }
+    }
+    products
+}
+
+/// Armijo backtracking from `w` along `dir` (`slope = ∇Gᵀdir < 0`, `G(w) = value0`): steps
+/// `1, 1/2, …` (at most 60) until `value(trial) ≤ value0 + 1e-4 t slope`; the accepted point is
+/// left in `trial`. Returns whether a step was accepted and the evaluations made.
+pub(crate) fn armijo(
+    w: &[f64],
+    dir: &[f64],
+    value0: f64,
+    slope: f64,
+    trial: &mut [f64],
+    mut value: impl FnMut(&[f64]) -> f64,
+) -> (bool, usize) {
+    let mut t = 1.0;
+    for tries in 1..=60 {
+        for j in 0..w.len() {
+            trial[j] = w[j] + t * dir[j];
+        }
+        if value(trial) <= value0 + 1e-4 * t * slope {
+            return (true, tries);
+        }
+        t *= 0.5;
+    }
+    (false, 60)
 }

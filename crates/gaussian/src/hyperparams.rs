@@ -24,6 +24,14 @@ impl Solver {
             Solver::Batch => "batch",
         }
     }
+    /// The tolerance of a fit that asks none: `1e-10` (the batch solvers' certified gap) or
+    /// the learner's SGD default `sgd`.
+    pub(crate) fn default_tolerance(self, sgd: f64) -> f64 {
+        match self {
+            Solver::Batch => 1e-10,
+            Solver::Sgd => sgd,
+        }
+    }
     /// The solver named `s`.
     pub fn parse(s: &str) -> Option<Solver> {
         [Solver::Sgd, Solver::Batch]
@@ -126,10 +134,8 @@ impl GuruParams {
 
     /// The tolerance in force.
     pub fn effective_tolerance(&self) -> f64 {
-        self.tolerance.unwrap_or(match self.solver {
-            Solver::Batch => 1e-10,
-            Solver::Sgd => 1e-3,
-        })
+        self.tolerance
+            .unwrap_or_else(|| self.solver.default_tolerance(1e-3))
     }
     /// The loss these parameters minimise.
     pub fn robust_loss(&self) -> RobustLoss {

@@ -19,6 +19,11 @@
 //!
 //! A step costs one Gram row (from a [`GramCache`] within the user's byte cap, else `O(M n)` to
 //! compute) and an `O(M)` inner product; a check costs a product with the Gram matrix (`M` rows).
+//!
+//! **Batch** (`Solver::Batch`, `kernel_batch.rs`): the kernel form of (2.22) — `w = Σ β φ(x)`,
+//! `‖w‖² = βᵀKβ` — by the linear batch solver on the rows of a pivoted Cholesky factor of `K`,
+//! certified on the exact Gram matrix by the certificate above (`converged` only when it meets the
+//! tolerance). `gap_to_batch(true)` makes an SGD fit also report its distance to that optimum.
 
 use std::time::Instant;
 
@@ -31,7 +36,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::batch::onto_ray_minimum;
-use crate::hyperparams::check_sgd;
+use crate::hyperparams::{Solver, check_sgd};
 use crate::loss::{Loss, NoiseNorm, perspective};
 use crate::objective::{Certificate, Objective, RobustLoss};
 use crate::sgd::EpochChecks;
@@ -39,14 +44,17 @@ use crate::sgd::EpochChecks;
 /// KEN-GURU's hyper-parameters; see the module notes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KenGuruParams {
-    kernel: Kernel,
+    pub(crate) kernel: Kernel,
     sigma: f64,
     loss: Loss,
+    pub(crate) solver: Solver,
     eta0: f64,
     seed: u64,
-    tolerance: f64,
+    tolerance: Option<f64>,
     max_epochs: usize,
-    cache_bytes: usize,
+    pub(crate) max_iter: usize,
+    pub(crate) cache_bytes: usize,
+    gap_to_batch: bool,
 }
 
 impl Default for KenGuruParams {
@@ -55,18 +63,22 @@ impl Default for KenGuruParams {
             kernel: Kernel::Linear,
             sigma: 1.0,
             loss: Loss::Gauss,
+            solver: Solver::Sgd,
             eta0: 1.0,
             seed: 0,
-            tolerance: 1e-3,
+            tolerance: None,
             max_epochs: 1000,
+            max_iter: 100,
             cache_bytes: 200 << 20,
+            gap_to_batch: false,
         }
     }
 }
 
 impl KenGuruParams {
-    /// Defaults: linear kernel, `σ = 1`, the Gaussian loss, `η₀ = 1`, seed 0, relative gap 1e-3,
-    /// 1000 epochs, a 200 MiB Gram-row cache.
+    /// Defaults: linear kernel, `σ = 1`, the Gaussian loss, the SGD (Algorithm 2), `η₀ = 1`,
+    /// seed 0, relative gap 1e-3 (batch: 1e-10), 1000 epochs or 100 Newton iterations, a
+    /// 200 MiB Gram-row cache.
     pub fn new() -> Self {
         Self::default()
     }
@@ -95,10 +107,31 @@ impl KenGuruParams {
         self.seed = seed;
         self
     }
-    /// The relative duality gap at which to stop, in `(0, 1)`.
+    /// The relative duality gap at which to stop, in `(0, 1)` (default 1e-3 SGD, 1e-10 batch).
     pub fn tolerance(mut self, t: f64) -> Self {
-        self.tolerance = t;
+        self.tolerance = Some(t);
         self
+    }
+    /// The solver: Algorithm 2 (SGD) or the batch solver (`kernel_batch.rs`).
+    pub fn solver(mut self, solver: Solver) -> Self {
+        self.solver = solver;
+        self
+    }
+    /// The batch solver's Newton-iteration limit.
+    pub fn max_iter(mut self, k: usize) -> Self {
+        self.max_iter = k;
+        self
+    }
+    /// After an SGD fit, also run the batch solver and report the SGD objective's relative
+    /// distance to its optimum (`gap_to_batch` in the report's details).
+    pub fn gap_to_batch(mut self, yes: bool) -> Self {
+        self.gap_to_batch = yes;
+        self
+    }
+    /// The tolerance in force.
+    pub fn effective_tolerance(&self) -> f64 {
+        self.tolerance
+            .unwrap_or_else(|| self.solver.default_tolerance(1e-3))
     }
     /// The epoch limit (epochs of `M` steps).
     pub fn max_epochs(mut self, k: usize) -> Self {
@@ -117,7 +150,15 @@ impl ParamGuard for KenGuruParams {
     type Error = Error;
     fn check_ref(&self) -> Result<&KenGuruParams> {
         self.kernel.validate()?;
-        check_sgd(self.sigma, self.eta0, self.tolerance, self.max_epochs)?;
+        check_sgd(
+            self.sigma,
+            self.eta0,
+            self.effective_tolerance(),
+            self.max_epochs,
+        )?;
+        if self.max_iter == 0 {
+            return Err(Error::param("max_iter", 0, "at least 1"));
+        }
         if self.cache_bytes == 0 {
             return Err(Error::param("cache_size", 0, "a positive size"));
         }
@@ -147,18 +188,18 @@ pub struct KenGuruFit {
 }
 
 /// The Gram rows of one fit.
-struct Gram<'a> {
+pub(crate) struct Gram<'a> {
     x: &'a bulwark_core::Features,
     kernel: Kernel,
     sq: Vec<f64>,
     dense: Vec<f64>,
     all: Vec<usize>,
-    cache: GramCache,
-    evaluations: u64,
+    pub(crate) cache: GramCache,
+    pub(crate) evaluations: u64,
 }
 
 impl Gram<'_> {
-    fn row(&mut self, i: usize) -> &[f64] {
+    pub(crate) fn row(&mut self, i: usize) -> &[f64] {
         let Gram {
             x,
             kernel,
@@ -174,14 +215,14 @@ impl Gram<'_> {
         })
     }
     /// `out = K v`.
-    fn product(&mut self, v: &[f64], out: &mut [f64]) {
+    pub(crate) fn product(&mut self, v: &[f64], out: &mut [f64]) {
         for (m, o) in out.iter_mut().enumerate() {
             *o = dot(self.row(m), v);
         }
     }
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     bulwark_core::budget::dot4(a, b)
 }
 
@@ -209,15 +250,15 @@ impl State {
     }
 }
 
-struct Problem<'a> {
-    y: Vec<f64>,
+pub(crate) struct Problem<'a> {
+    pub(crate) y: Vec<f64>,
     weights: Option<&'a [f64]>,
-    kdiag: Vec<f64>,
-    spec: RobustLoss,
+    pub(crate) kdiag: Vec<f64>,
+    pub(crate) spec: RobustLoss,
 }
 
 impl Problem<'_> {
-    fn weight(&self, i: usize) -> f64 {
+    pub(crate) fn weight(&self, i: usize) -> f64 {
         self.weights.map_or(1.0, |c| c[i])
     }
 }
@@ -264,7 +305,7 @@ fn step(p: &Problem<'_>, gram: &mut Gram<'_>, st: &mut State, i: usize, eta0: f6
 }
 
 impl KenGuruParams {
-    fn setup<'a>(&self, data: &'a Dataset) -> Result<(Problem<'a>, Gram<'a>)> {
+    pub(crate) fn setup<'a>(&self, data: &'a Dataset) -> Result<(Problem<'a>, Gram<'a>)> {
         self.check_ref()?;
         let labels = data.binary_training_labels()?;
         let m = labels.len();
@@ -315,6 +356,37 @@ impl KenGuruParams {
     /// Fits and returns the full outcome (the [`Fit`] impl wraps it into a [`FitReport`]).
     pub fn fit_certified(&self, data: &Dataset) -> Result<(KenGuruFit, FitReport)> {
         let start = Instant::now();
+        let (fit, mut report) = match self.solver {
+            Solver::Batch => crate::kernel_batch::fit(self, data, self.effective_tolerance())?,
+            Solver::Sgd => self.fit_sgd(data)?,
+        };
+        if self.solver == Solver::Sgd && self.gap_to_batch {
+            let (opt, _) = crate::kernel_batch::fit(self, data, 1e-10)?;
+            let g = opt.certificate.primal;
+            let d = &mut report.details;
+            d.insert("batch_objective".into(), g);
+            d.insert("batch_duality_gap".into(), opt.certificate.relative_gap);
+            d.insert("batch_converged".into(), f64::from(u8::from(opt.converged)));
+            d.insert(
+                "gap_to_batch".into(),
+                if g > 0.0 {
+                    (fit.certificate.primal - g) / g
+                } else {
+                    0.0
+                },
+            );
+        }
+        fit.certificate.write_to(&mut report);
+        report.converged = fit.converged;
+        report.tolerance = Some(self.effective_tolerance());
+        report.details.insert("sigma".into(), self.sigma);
+        report.seconds = start.elapsed().as_secs_f64();
+        Ok((fit, report))
+    }
+
+    /// Algorithm 2 (module notes).
+    fn fit_sgd(&self, data: &Dataset) -> Result<(KenGuruFit, FitReport)> {
+        let tol = self.effective_tolerance();
         let (p, mut gram) = self.setup(data)?;
         let obj = Objective::new(data, data.binary_training_labels()?, p.spec, false);
         let m = p.y.len();
@@ -322,12 +394,7 @@ impl KenGuruParams {
         let mut st = State::new(m);
         let mut beta = vec![0.0; m];
         let mut checks = EpochChecks::new(m);
-        let mut zeta = vec![0.0; m];
-        let mut margins = vec![0.0; m];
-        let mut dual_coef = vec![0.0; m];
-        let mut kp = vec![0.0; m];
-        let mut along = vec![0.0; m];
-        let mut ray = vec![0.0; m];
+        let mut bufs = CheckBuffers::new(m);
         let mut epochs = 0;
         let mut converged = false;
         while epochs < self.max_epochs {
@@ -342,87 +409,37 @@ impl KenGuruParams {
             }
             for which in 0..checks.candidates() {
                 let cand = checks.candidate(which, &beta);
-                // ζ = Kβ, ν² = βᵀKβ exactly, G (2.22) in feature space
-                gram.product(cand, &mut zeta);
-                let nu = dot(cand, &zeta).max(0.0).sqrt();
+                let (cert, on_ray, nu) = check_point(&p, &mut gram, &obj, cand, &mut bufs);
                 if which == 0 {
                     st.nsq = nu * nu;
                 }
-                let mut a = self.sigma * nu;
-                let mut g = 0.0;
-                for (mi, (b, z)) in margins.iter_mut().zip(&zeta).enumerate() {
-                    *b = 1.0 - p.y[mi] * z;
-                    g += p.weight(mi) * perspective(self.loss, a, *b);
-                }
-                // moved to the minimum of G on its ray, as GURU's SGD does (sgd.rs, *ray step*)
-                let moved = onto_ray_minimum(&obj, cand, &mut ray, nu, g, &mut margins, &mut along);
-                let on_ray = moved.is_some();
-                if let Some((factor, moved)) = moved {
-                    g = moved;
-                    a *= factor;
-                }
-                // the dual point α_m = c_m f̃'(u_m) and ‖Σ α y φ(x)‖ = √(pᵀKp), p = α∘y
-                for (mi, d) in dual_coef.iter_mut().enumerate() {
-                    let f1 = if a > 0.0 {
-                        self.loss.d1(margins[mi] / a)
-                    } else if margins[mi] > 0.0 {
-                        1.0
-                    } else {
-                        0.0
-                    };
-                    *d = p.weight(mi) * f1 * p.y[mi];
-                }
-                gram.product(&dual_coef, &mut kp);
-                let vnorm = dot(&dual_coef, &kp).max(0.0).sqrt();
-                let cert = obj.certificate_at(a, &margins, vnorm, g);
                 if on_ray {
-                    checks.offer_point(&ray, cert);
+                    checks.offer_point(&bufs.ray, cert);
                 } else {
                     checks.offer(which, &beta, cert);
                 }
             }
-            if checks.settle() <= self.tolerance {
+            if checks.settle() <= tol {
                 converged = true;
                 break;
             }
         }
         let (best_beta, best) = checks.into_best();
-        let support: Vec<usize> = (0..m).filter(|&i| best_beta[i] != 0.0).collect();
-        let mut sv = DenseMatrix::zeros(support.len(), data.n_features());
-        for (r, &i) in support.iter().enumerate() {
-            data.row(i).to_dense_into(sv.row_mut(r));
-        }
-        let model = KernelModel::try_new(
-            self.kernel,
-            sv,
-            support.iter().map(|&i| best_beta[i]).collect(),
-            0.0,
-        )
-        .map_err(|e| Error::Numerical {
-            algorithm: "ken-guru".into(),
-            message: format!("the SGD produced an invalid model ({e})"),
-        })?;
+        let (model, support) = kernel_model(self.kernel, data, &best_beta)?;
         let (hits, misses, _) = gram.cache.stats();
         let mut report = FitReport::new("ken-guru", "ken-guru-sgd");
-        report.objective = Some(best.primal);
         report.iterations = Some((st.t - 1) as usize);
-        report.converged = converged;
-        report.tolerance = Some(self.tolerance);
-        report.reached = Some(best.relative_gap);
+        if !converged {
+            report.stopped = Some(format!("epoch limit {} reached", self.max_epochs));
+        }
         let d = &mut report.details;
         d.insert("epochs".into(), epochs as f64);
-        d.insert("duality_gap".into(), best.relative_gap);
-        d.insert("dual_objective".into(), best.dual);
-        d.insert("dual_scale".into(), best.scale);
-        d.insert("dual_constraint_residual".into(), best.constraint_residual);
-        d.insert("support_vectors".into(), support.len() as f64);
+        d.insert("support_vectors".into(), support as f64);
         d.insert("kernel_evaluations".into(), gram.evaluations as f64);
         d.insert("cache_rows".into(), gram.cache.capacity_rows() as f64);
         d.insert("cache_hits".into(), hits as f64);
         d.insert("cache_misses".into(), misses as f64);
-        d.insert("sigma".into(), self.sigma);
         d.insert("eta0".into(), self.eta0);
-        report.seconds = start.elapsed().as_secs_f64();
         Ok((
             KenGuruFit {
                 model,
@@ -435,6 +452,99 @@ impl KenGuruParams {
             report,
         ))
     }
+}
+
+/// The model `x ↦ sign(Σ_m β_m K(x_m, x))` over the examples with `β_m ≠ 0`, and their count.
+pub(crate) fn kernel_model(
+    kernel: Kernel,
+    data: &Dataset,
+    beta: &[f64],
+) -> Result<(KernelModel, usize)> {
+    let support: Vec<usize> = (0..beta.len()).filter(|&i| beta[i] != 0.0).collect();
+    let mut sv = DenseMatrix::zeros(support.len(), data.n_features());
+    for (r, &i) in support.iter().enumerate() {
+        data.row(i).to_dense_into(sv.row_mut(r));
+    }
+    let model = KernelModel::try_new(kernel, sv, support.iter().map(|&i| beta[i]).collect(), 0.0)
+        .map_err(|e| Error::Numerical {
+        algorithm: "ken-guru".into(),
+        message: format!("the solver produced an invalid model ({e})"),
+    })?;
+    Ok((model, support.len()))
+}
+
+/// The buffers of [`check_point`].
+pub(crate) struct CheckBuffers {
+    zeta: Vec<f64>,
+    margins: Vec<f64>,
+    dual_coef: Vec<f64>,
+    kp: Vec<f64>,
+    along: Vec<f64>,
+    /// The point moved along its ray, when [`check_point`] moved it.
+    pub(crate) ray: Vec<f64>,
+}
+
+impl CheckBuffers {
+    pub(crate) fn new(m: usize) -> Self {
+        Self {
+            zeta: vec![0.0; m],
+            margins: vec![0.0; m],
+            dual_coef: vec![0.0; m],
+            kp: vec![0.0; m],
+            along: vec![0.0; m],
+            ray: vec![0.0; m],
+        }
+    }
+}
+
+/// The certificate of the coefficients `beta` on the exact Gram matrix: `ζ = Kβ`,
+/// `ν² = βᵀKβ`, `G` (2.22) in feature space; the point moved to the minimum of `G` on its ray
+/// when that lowers `G` (into `bufs.ray`, as GURU's SGD does: `sgd.rs`, *ray step*); the dual
+/// point `α_m = c_m f̃'(u_m)` with `‖Σ α y φ(x)‖ = √(pᵀKp)`, `p = α∘y`. Returns the certificate,
+/// whether the point moved, and `ν` of `beta`.
+pub(crate) fn check_point(
+    p: &Problem<'_>,
+    gram: &mut Gram<'_>,
+    obj: &Objective<'_>,
+    beta: &[f64],
+    bufs: &mut CheckBuffers,
+) -> (Certificate, bool, f64) {
+    let CheckBuffers {
+        zeta,
+        margins,
+        dual_coef,
+        kp,
+        along,
+        ray,
+    } = bufs;
+    let (sigma, loss) = (p.spec.sigma, p.spec.loss);
+    gram.product(beta, zeta);
+    let nu = dot(beta, zeta).max(0.0).sqrt();
+    let mut a = sigma * nu;
+    let mut g = 0.0;
+    for (mi, (b, z)) in margins.iter_mut().zip(zeta.iter()).enumerate() {
+        *b = 1.0 - p.y[mi] * z;
+        g += p.weight(mi) * perspective(loss, a, *b);
+    }
+    let moved = onto_ray_minimum(obj, beta, ray, nu, g, margins, along);
+    let on_ray = moved.is_some();
+    if let Some((factor, moved)) = moved {
+        g = moved;
+        a *= factor;
+    }
+    for (mi, d) in dual_coef.iter_mut().enumerate() {
+        let f1 = if a > 0.0 {
+            loss.d1(margins[mi] / a)
+        } else if margins[mi] > 0.0 {
+            1.0
+        } else {
+            0.0
+        };
+        *d = p.weight(mi) * f1 * p.y[mi];
+    }
+    gram.product(dual_coef, kp);
+    let vnorm = dot(dual_coef, kp).max(0.0).sqrt();
+    (obj.certificate_at(a, margins, vnorm, g), on_ray, nu)
 }
 
 /// Fits KEN-GURU; the report carries the objective, the certified relative duality gap, the

@@ -46,6 +46,25 @@ const MAX_EPOCHS: ParamSpec = ParamSpec {
     help: "GURU's epoch limit (epochs of M steps)",
 };
 
+const MAX_ITER: ParamSpec = ParamSpec {
+    name: "max_iter",
+    kind: ParamKind::Count,
+    default: Some("100"),
+    help: "the batch solver's Newton-iteration limit",
+};
+const GAP_TO_BATCH: ParamSpec = ParamSpec {
+    name: "gap_to_batch",
+    kind: ParamKind::Switch { value: true },
+    default: Some("false"),
+    help: "sgd: also run the batch solver and report the objective's relative distance to its optimum (details gap_to_batch)",
+};
+
+/// The `solver` parameter of KEN-GURU and M-GURU.
+fn solver_of(p: &HyperParams) -> Result<Solver> {
+    let s = p.text("solver")?;
+    Solver::parse(s).ok_or_else(|| Error::param("solver", s, "one of sgd, batch"))
+}
+
 /// The `loss` parameter of GURU, KEN-GURU and M-GURU.
 fn loss_of(p: &HyperParams) -> Result<Loss> {
     let loss = p.text("loss")?;
@@ -168,21 +187,29 @@ impl Learner for KenGuruLearner {
         "KEN-GURU"
     }
     fn about(&self) -> &'static str {
-        "Ginodi 2010 Ch. 4: GURU's SGD with a kernel (linear, poly, rbf), no bias; with the linear kernel the model of --algo guru --solver sgd"
+        "Ginodi 2010 Ch. 4: GURU with a kernel (linear, poly, rbf; SGD or certified Newton), no bias; with the linear kernel the SGD gives the model of --algo guru --solver sgd"
     }
     fn params(&self) -> &'static [ParamSpec] {
         const P: &[ParamSpec] = &[
             SIGMA,
             LOSS,
+            ParamSpec {
+                name: "solver",
+                kind: ParamKind::Text,
+                default: Some("sgd"),
+                help: "sgd (KEN-GURU, Algorithm 2) or batch (Newton-CG on a pivoted Cholesky factor of the Gram matrix, certified on the exact one)",
+            },
             ETA0,
             SEED,
             ParamSpec {
                 name: "tolerance",
                 kind: ParamKind::Float,
-                default: Some("1e-3"),
-                help: "relative duality gap to certify",
+                default: None,
+                help: "relative duality gap to certify (default: 1e-10 batch, 1e-3 sgd)",
             },
             MAX_EPOCHS,
+            MAX_ITER,
+            GAP_TO_BATCH,
             KERNEL_PARAMS[0],
             KERNEL_PARAMS[1],
             KERNEL_PARAMS[2],
@@ -198,15 +225,20 @@ impl Learner for KenGuruLearner {
         _: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>> {
         let loss = loss_of(p)?;
-        let params = KenGuruParams::new()
+        let mut params = KenGuruParams::new()
             .kernel(Kernel::from_params(p)?)
             .sigma(p.float("sigma")?)
             .loss(loss)
+            .solver(solver_of(p)?)
             .eta0(p.float("eta0")?)
             .seed(p.count("seed")?)
-            .tolerance(p.float("tolerance")?)
             .max_epochs(p.count("max_epochs")? as usize)
+            .max_iter(p.count("max_iter")? as usize)
+            .gap_to_batch(p.flag("gap_to_batch")?)
             .cache_bytes(cache_bytes_from_params(p)?);
+        if let Some(t) = p.float_opt("tolerance")? {
+            params = params.tolerance(t);
+        }
         let f = bulwark_core::Fit::fit(&params, data)?;
         Ok(Fitted {
             model: AnyModel::Kernel(f.model),
@@ -235,7 +267,7 @@ impl Learner for MGuruLearner {
         "M-GURU"
     }
     fn about(&self) -> &'static str {
-        "Ginodi 2010 Ch. 5: multiclass GURU, sum of robust hinges under isotropic noise (Algorithm 3; --s2: Algorithm 4), no bias unless --bias"
+        "Ginodi 2010 Ch. 5: multiclass GURU, sum of robust hinges under isotropic noise (Algorithm 3; --s2: Algorithm 4; or certified Newton), no bias unless --bias"
     }
     fn multiclass(&self) -> bool {
         true
@@ -247,12 +279,20 @@ impl Learner for MGuruLearner {
             ETA0,
             SEED,
             ParamSpec {
+                name: "solver",
+                kind: ParamKind::Text,
+                default: Some("sgd"),
+                help: "sgd (M-GURU, Algorithm 3; --s2: Algorithm 4) or batch (Newton-CG to a certified duality gap)",
+            },
+            ParamSpec {
                 name: "tolerance",
                 kind: ParamKind::Float,
-                default: Some("1e-4"),
-                help: "stop when the best checked objective improved by at most this (relative) over the second half of the run (M-GURU has no duality certificate)",
+                default: None,
+                help: "relative duality gap to certify (default: 1e-10 batch, 1e-4 sgd); sgd also stops, uncertified, when its best objective improved by at most this over the second half of the run",
             },
             MAX_EPOCHS,
+            MAX_ITER,
+            GAP_TO_BATCH,
             ParamSpec {
                 name: "s2",
                 kind: ParamKind::Switch { value: true },
@@ -275,15 +315,20 @@ impl Learner for MGuruLearner {
         _: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>> {
         let loss = loss_of(p)?;
-        let params = MGuruParams::new()
+        let mut params = MGuruParams::new()
             .sigma(p.float("sigma")?)
             .loss(loss)
+            .solver(solver_of(p)?)
             .eta0(p.float("eta0")?)
             .seed(p.count("seed")?)
-            .tolerance(p.float("tolerance")?)
             .max_epochs(p.count("max_epochs")? as usize)
+            .max_iter(p.count("max_iter")? as usize)
+            .gap_to_batch(p.flag("gap_to_batch")?)
             .s2(p.flag("s2")?)
             .bias(p.flag("bias")?);
+        if let Some(t) = p.float_opt("tolerance")? {
+            params = params.tolerance(t);
+        }
         let f = bulwark_core::Fit::fit(&params, data)?;
         Ok(Fitted {
             model: AnyModel::MulticlassLinear(f.model),

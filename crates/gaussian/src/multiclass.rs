@@ -15,12 +15,19 @@
 //! old point, step `η₀/√t`. **Algorithm 4 (M-GURU-S²)**: one class `r` drawn uniformly (after the
 //! example, from the same seeded stream) is updated; `t` counts these single updates (the thesis
 //! does not say). `W = 0` at the start. Both use GURU's epoch checks (objective at the iterate and
-//! at the suffix average, the best kept) but no duality certificate: the thesis derives none for
-//! the multiclass problem, and its dual constraint couples the classes. They stop when the best
-//! checked objective has improved by at most `tolerance` (relative) over the second half of the
-//! run (from the last check at or before epoch `k/2` to epoch `k ≥ 4`: a plateau, said so in
-//! the report as `relative_improvement`), or at the epoch limit. With two classes and step `2η₀`,
-//! M-GURU is GURU's SGD with step `η₀` on `w₁ − w₀` (tested).
+//! at the suffix average, the best kept) with the multiclass duality certificate of
+//! `multiclass_batch.rs` (the thesis derives no multiclass dual; this one is derived like
+//! (3.17)): they stop, `converged`, when the best checked objective is certified within
+//! `tolerance` (relative gap), and stop unconverged when that objective has improved by at most
+//! `tolerance` (relative) over the second half of the run (from the last check at or before
+//! epoch `k/2` to epoch `k ≥ 4`: a plateau, which is a stall and not an optimum — the report's
+//! `relative_improvement` and `stopped`), or at the epoch limit. `gap_to_batch(true)` also runs
+//! the batch solver and reports the SGD objective's distance to its optimum.
+//!
+//! **Batch** (`Solver::Batch`): Newton–CG on (5.14) to a certified relative gap (default 1e-10),
+//! `multiclass_batch.rs`.
+//!
+//! With two classes and step `2η₀`, M-GURU is GURU's SGD with step `η₀` on `w₁ − w₀` (tested).
 
 use std::time::Instant;
 
@@ -30,19 +37,20 @@ use bulwark_core::{
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::hyperparams::check_sgd;
+use crate::algorithm::UNDERFLOW;
+use crate::hyperparams::{Solver, check_sgd};
 use crate::loss::{Loss, perspective};
-use crate::objective::Certificate;
+use crate::multiclass_batch::Work;
 use crate::sgd::EpochChecks;
 
 /// The multiclass objective of one fit: borrowed rows, class indices, weights.
 #[derive(Debug)]
 pub struct MulticlassObjective<'a> {
     data: &'a Dataset,
-    class: Vec<usize>,
-    classes: usize,
-    loss: Loss,
-    sigma: f64,
+    pub(crate) class: Vec<usize>,
+    pub(crate) classes: usize,
+    pub(crate) loss: Loss,
+    pub(crate) sigma: f64,
     bias: bool,
     n: usize,
 }
@@ -69,15 +77,28 @@ impl<'a> MulticlassObjective<'a> {
     pub fn dim(&self) -> usize {
         self.n + usize::from(self.bias)
     }
-    fn weight(&self, i: usize) -> f64 {
+    pub(crate) fn weight(&self, i: usize) -> f64 {
         self.data.weights().map_or(1.0, |c| c[i])
     }
-    fn dot(&self, i: usize, w: &[f64]) -> f64 {
+    /// Examples `M`.
+    pub(crate) fn len(&self) -> usize {
+        self.class.len()
+    }
+    pub(crate) fn dot(&self, i: usize, w: &[f64]) -> f64 {
         let d = self.data.row(i).dot(&w[..self.n]);
         if self.bias { d + w[self.n] } else { d }
     }
-    fn axpy(&self, i: usize, a: f64, out: &mut [f64]) {
+    pub(crate) fn axpy(&self, i: usize, a: f64, out: &mut [f64]) {
         self.data.row(i).axpy_into(a, &mut out[..self.n]);
+        if self.bias {
+            out[self.n] += a;
+        }
+    }
+    /// `out_j += a x_ij²` (with the constant feature).
+    pub(crate) fn add_squares(&self, i: usize, a: f64, out: &mut [f64]) {
+        for (j, x) in self.data.row(i).nonzeros() {
+            out[j] += a * x * x;
+        }
         if self.bias {
             out[self.n] += a;
         }
@@ -175,12 +196,15 @@ fn row_gram(w: &[f64], c: usize, d: usize) -> Vec<f64> {
 pub struct MGuruParams {
     sigma: f64,
     loss: Loss,
+    solver: Solver,
     eta0: f64,
     seed: u64,
-    tolerance: f64,
+    tolerance: Option<f64>,
     max_epochs: usize,
+    max_iter: usize,
     s2: bool,
     bias: bool,
+    gap_to_batch: bool,
 }
 
 impl Default for MGuruParams {
@@ -188,19 +212,23 @@ impl Default for MGuruParams {
         Self {
             sigma: 1.0,
             loss: Loss::Gauss,
+            solver: Solver::Sgd,
             eta0: 1.0,
             seed: 0,
-            tolerance: 1e-4,
+            tolerance: None,
             max_epochs: 1000,
+            max_iter: 100,
             s2: false,
             bias: false,
+            gap_to_batch: false,
         }
     }
 }
 
 impl MGuruParams {
-    /// Defaults: `σ = 1`, the Gaussian loss, `η₀ = 1`, seed 0, plateau tolerance 1e-4, 1000
-    /// epochs, Algorithm 3 (every class per step), no constant feature.
+    /// Defaults: `σ = 1`, the Gaussian loss, the SGD (Algorithm 3, every class per step),
+    /// `η₀ = 1`, seed 0, a certified relative gap of 1e-4 (batch: 1e-10), 1000 epochs or 100
+    /// Newton iterations, no constant feature.
     pub fn new() -> Self {
         Self::default()
     }
@@ -214,6 +242,11 @@ impl MGuruParams {
         self.loss = loss;
         self
     }
+    /// The solver: the thesis's SGD (Algorithms 3–4) or Newton–CG to a certified gap.
+    pub fn solver(mut self, solver: Solver) -> Self {
+        self.solver = solver;
+        self
+    }
     /// The initial step `η₀ > 0`.
     pub fn eta0(mut self, eta0: f64) -> Self {
         self.eta0 = eta0;
@@ -224,15 +257,21 @@ impl MGuruParams {
         self.seed = seed;
         self
     }
-    /// Stop when the best checked objective improved by at most this (relative) over the second
-    /// half of the run; in `(0, 1)`.
+    /// The relative duality gap to certify, in `(0, 1)` (default 1e-10 batch, 1e-4 SGD). The
+    /// SGD also stops, uncertified, when the best checked objective improved by at most this
+    /// (relative) over the second half of the run.
     pub fn tolerance(mut self, t: f64) -> Self {
-        self.tolerance = t;
+        self.tolerance = Some(t);
         self
     }
-    /// The epoch limit (epochs of `M` draws).
+    /// The SGD's epoch limit (epochs of `M` draws).
     pub fn max_epochs(mut self, k: usize) -> Self {
         self.max_epochs = k;
+        self
+    }
+    /// The batch solver's Newton-iteration limit.
+    pub fn max_iter(mut self, k: usize) -> Self {
+        self.max_iter = k;
         self
     }
     /// Algorithm 4 (M-GURU-S²: one random class updated per draw) instead of Algorithm 3.
@@ -245,13 +284,32 @@ impl MGuruParams {
         self.bias = yes;
         self
     }
+    /// After an SGD fit, also run the batch solver and report the SGD objective's relative
+    /// distance to its optimum (`gap_to_batch` in the report's details).
+    pub fn gap_to_batch(mut self, yes: bool) -> Self {
+        self.gap_to_batch = yes;
+        self
+    }
+    /// The tolerance in force.
+    pub fn effective_tolerance(&self) -> f64 {
+        self.tolerance
+            .unwrap_or_else(|| self.solver.default_tolerance(1e-4))
+    }
 }
 
 impl ParamGuard for MGuruParams {
     type Checked = MGuruParams;
     type Error = Error;
     fn check_ref(&self) -> Result<&MGuruParams> {
-        check_sgd(self.sigma, self.eta0, self.tolerance, self.max_epochs)?;
+        check_sgd(
+            self.sigma,
+            self.eta0,
+            self.effective_tolerance(),
+            self.max_epochs,
+        )?;
+        if self.max_iter == 0 {
+            return Err(Error::param("max_iter", 0, "at least 1"));
+        }
         Ok(self)
     }
     fn check(self) -> Result<MGuruParams> {
@@ -385,13 +443,65 @@ impl MGuruParams {
         let start = Instant::now();
         self.check_ref()?;
         let obj = MulticlassObjective::new(data, self.loss, self.sigma, self.bias)?;
-        let (c, d, m) = (obj.classes, obj.dim(), data.len());
+        let tol = self.effective_tolerance();
+        let (w, mut report) = match self.solver {
+            Solver::Batch => self.batch(&obj, tol),
+            Solver::Sgd => self.sgd(&obj, tol),
+        };
+        let primal = report.objective.unwrap_or(f64::INFINITY);
+        if primal <= UNDERFLOW {
+            // the terms underflow: a gap of 0/0 certifies nothing
+            report.converged = false;
+            report.stopped = Some(format!(
+                "the objective underflows (G = {primal:.1e}): the classes are separated with a margin sigma = {} cannot reach, so the optimum is not determined in floating point",
+                self.sigma
+            ));
+        }
+        let (c, d, n) = (obj.classes, obj.dim(), data.n_features());
+        let mut weights = DenseMatrix::zeros(c, n);
+        let mut biases = vec![0.0; c];
+        for k in 0..c {
+            weights.row_mut(k).copy_from_slice(&w[k * d..k * d + n]);
+            if self.bias {
+                biases[k] = w[k * d + n];
+            }
+        }
+        let model = MulticlassLinearModel::try_new(weights, biases)?;
+        let dd = &mut report.details;
+        dd.insert("classes".into(), c as f64);
+        dd.insert("sigma".into(), self.sigma);
+        report.tolerance = Some(tol);
+        report.seconds = start.elapsed().as_secs_f64();
+        Ok(Fitted { model, report })
+    }
+
+    /// The batch solver (`multiclass_batch.rs`).
+    fn batch(&self, obj: &MulticlassObjective<'_>, tol: f64) -> (Vec<f64>, FitReport) {
+        let out = crate::multiclass_batch::solve(obj, tol, self.max_iter);
+        let mut report = FitReport::new("m-guru", out.solver);
+        report.iterations = Some(out.iterations as usize);
+        report.converged = out.converged;
+        report.stopped = out.stopped;
+        out.certificate.write_to(&mut report);
+        let dd = &mut report.details;
+        dd.insert(out.count.0.into(), out.count.1);
+        dd.insert("data_passes".into(), out.passes as f64);
+        (out.w, report)
+    }
+
+    /// Algorithm 3 or 4, the certificate at every check (`converged` only when it meets the
+    /// tolerance), and the batch optimum when asked (`gap_to_batch`).
+    fn sgd(&self, obj: &MulticlassObjective<'_>, tol: f64) -> (Vec<f64>, FitReport) {
+        let (c, d, m) = (obj.classes, obj.dim(), obj.len());
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let mut w = vec![0.0; c * d];
         let mut scratch = Step::new(c, d);
         let mut checks = EpochChecks::new(c * d);
+        let mut work = Work::new(obj);
+        let mut grad = vec![0.0; c * d];
         let mut t: u64 = 1;
         let (mut epochs, mut converged) = (0, false);
+        let mut stopped = None;
         let mut history: Vec<(usize, f64)> = Vec::new();
         let mut improvement = f64::INFINITY;
         while epochs < self.max_epochs {
@@ -401,23 +511,23 @@ impl MGuruParams {
                 let only = self.s2.then(|| rng.random_range(0..c));
                 let eta = self.eta0 / (t as f64).sqrt();
                 t += 1;
-                step(&obj, &mut w, &mut scratch, i, eta, only);
+                step(obj, &mut w, &mut scratch, i, eta, only);
             }
             if !checks.end_epoch(epochs, &w, epochs == self.max_epochs) {
                 continue;
             }
             for which in 0..checks.candidates() {
-                let value = obj.value(checks.candidate(which, &w));
-                let cert = Certificate {
-                    primal: value,
-                    dual: 0.0,
-                    relative_gap: 1.0,
-                    scale: 0.0,
-                    constraint_residual: f64::NAN,
-                };
+                let cand = checks.candidate(which, &w);
+                work.set_point(obj, cand);
+                let value = work.gradient(obj, &mut grad);
+                let cert = work.certificate(obj, value);
                 checks.offer(which, &w, cert);
             }
-            checks.settle();
+            let gap = checks.settle();
+            if gap <= tol {
+                converged = true;
+                break;
+            }
             let best = checks.best_primal();
             history.push((epochs, best));
             // the best objective at the last check in the first half of the run
@@ -427,45 +537,46 @@ impl MGuruParams {
                 } else {
                     0.0
                 };
-                if epochs >= 4 && improvement <= self.tolerance {
-                    converged = true;
+                if epochs >= 4 && improvement <= tol {
+                    stopped = Some(format!(
+                        "stalled: the best objective improved by {:.2e} (relative) over the second half of the run, short of the certificate (gap {gap:.2e})",
+                        improvement.max(0.0)
+                    ));
                     break;
                 }
             }
         }
-        let (best_w, best) = checks.into_best();
-        let n = data.n_features();
-        let mut weights = DenseMatrix::zeros(c, n);
-        let mut biases = vec![0.0; c];
-        for k in 0..c {
-            weights
-                .row_mut(k)
-                .copy_from_slice(&best_w[k * d..k * d + n]);
-            if self.bias {
-                biases[k] = best_w[k * d + n];
-            }
+        if !converged && stopped.is_none() {
+            stopped = Some(format!("epoch limit {} reached", self.max_epochs));
         }
-        let model = MulticlassLinearModel::try_new(weights, biases)?;
+        let (best_w, best) = checks.into_best();
         let name = if self.s2 { "m-guru-s2" } else { "m-guru" };
         let mut report = FitReport::new("m-guru", name);
-        report.objective = Some(best.primal);
         report.iterations = Some((t - 1) as usize);
         report.converged = converged;
-        report.tolerance = Some(self.tolerance);
-        report.reached = Some(improvement.max(0.0));
+        report.stopped = stopped;
+        best.write_to(&mut report);
         let dd = &mut report.details;
         dd.insert("epochs".into(), epochs as f64);
         dd.insert("relative_improvement".into(), improvement.max(0.0));
-        dd.insert("classes".into(), c as f64);
-        dd.insert("sigma".into(), self.sigma);
         dd.insert("eta0".into(), self.eta0);
-        report.seconds = start.elapsed().as_secs_f64();
-        Ok(Fitted { model, report })
+        if self.gap_to_batch {
+            let opt = crate::multiclass_batch::solve(obj, 1e-10, self.max_iter);
+            let g = opt.certificate.primal;
+            dd.insert("batch_objective".into(), g);
+            dd.insert("batch_duality_gap".into(), opt.certificate.relative_gap);
+            dd.insert("batch_converged".into(), f64::from(u8::from(opt.converged)));
+            dd.insert(
+                "gap_to_batch".into(),
+                if g > 0.0 { (best.primal - g) / g } else { 0.0 },
+            );
+        }
+        (best_w, report)
     }
 }
 
-/// Fits M-GURU (or M-GURU-S²); `report.reached` is the last relative improvement of the best
-/// checked objective (the plateau measure, not a duality gap).
+/// Fits M-GURU (or M-GURU-S², or the batch solver); `report.reached` is the certified relative
+/// gap of the returned point.
 impl Fit for MGuruParams {
     type Model = MulticlassLinearModel;
     type Error = Error;

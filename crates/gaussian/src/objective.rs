@@ -59,6 +59,37 @@ pub struct Certificate {
     pub constraint_residual: f64,
 }
 
+impl Certificate {
+    /// The certificate of a lower bound `dual` on `min G` at a point of objective `primal`
+    /// (the relative gap `(primal − dual)/primal`, 0 when `primal` is 0).
+    pub(crate) fn new(primal: f64, dual: f64, scale: f64, constraint_residual: f64) -> Self {
+        let relative_gap = if primal > 0.0 {
+            ((primal - dual) / primal).max(0.0)
+        } else {
+            0.0
+        };
+        Self {
+            primal,
+            dual,
+            relative_gap,
+            scale,
+            constraint_residual,
+        }
+    }
+
+    /// Its figures in a fit report: the objective, the certified relative gap (`reached`,
+    /// `duality_gap`), the dual bound, its scale and the constraint's residual.
+    pub(crate) fn write_to(&self, report: &mut bulwark_core::FitReport) {
+        report.objective = Some(self.primal);
+        report.reached = Some(self.relative_gap);
+        let d = &mut report.details;
+        d.insert("duality_gap".into(), self.relative_gap);
+        d.insert("dual_objective".into(), self.dual);
+        d.insert("dual_scale".into(), self.scale);
+        d.insert("dual_constraint_residual".into(), self.constraint_residual);
+    }
+}
+
 impl<'a> Objective<'a> {
     /// The objective of `spec` on `data` (binary labels; example weights honoured), with a
     /// constant feature appended when `bias`.
@@ -314,10 +345,7 @@ impl<'a> Objective<'a> {
             1.0
         } else {
             // the largest κ with h(κ) = rhs(κ) − κ‖v‖ ≥ 0; h is concave with h(0) = 0 and
-            // h(1) < 0. Safeguarded Newton from κ = 1 (h' = σ Σ c p s'(κp) − ‖v‖ with
-            // s' = −z*), bisection when a step leaves the bracket; Newton from the infeasible
-            // side converges to the root from above, so its limit is stepped back by 1e-12
-            // relative and checked feasible.
+            // h(1) < 0, h' = σ Σ c p s'(κp) − ‖v‖ with s' = −z*
             let h = |kappa: f64| -> (f64, f64) {
                 let (mut value, mut slope) = (0.0, 0.0);
                 for i in 0..self.len() {
@@ -332,47 +360,9 @@ impl<'a> Objective<'a> {
                 }
                 (sigma * value - kappa * vnorm, sigma * slope - vnorm)
             };
-            let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-            let mut kappa = 1.0_f64;
-            for _ in 0..200 {
-                let (hv, hd) = h(kappa);
-                if hv >= 0.0 {
-                    lo = kappa;
-                } else {
-                    hi = kappa;
-                }
-                if hi - lo <= 1e-13 * hi {
-                    break;
-                }
-                let newton = kappa - hv / hd;
-                if hv < 0.0 && newton.is_finite() && kappa - newton <= 1e-12 * kappa {
-                    let back = newton * (1.0 - 1e-12);
-                    if back > lo && h(back).0 >= 0.0 {
-                        lo = back;
-                        break;
-                    }
-                }
-                kappa = if newton.is_finite() && newton > lo && newton < hi {
-                    newton
-                } else {
-                    0.5 * (lo + hi)
-                };
-            }
-            lo
+            largest_feasible_scale(h)
         };
-        let dual = scale * alpha_sum;
-        let relative_gap = if primal > 0.0 {
-            ((primal - dual) / primal).max(0.0)
-        } else {
-            0.0
-        };
-        Certificate {
-            primal,
-            dual,
-            relative_gap,
-            scale,
-            constraint_residual,
-        }
+        Certificate::new(primal, scale * alpha_sum, scale, constraint_residual)
     }
 
     /// A certificate at `w` from a corrected dual point, when it beats `plain` (the
@@ -652,6 +642,42 @@ impl<'a> Objective<'a> {
             })
             .collect()
     }
+}
+
+/// The largest `κ ∈ [0, 1]` with `h(κ) ≥ 0`, for `h` concave with `h(0) = 0` and `h(1) < 0`,
+/// given as `κ ↦ (h(κ), h'(κ))`: safeguarded Newton from `κ = 1`, bisection when a step leaves
+/// the bracket; Newton from the infeasible side converges to the root from above, so its limit
+/// is stepped back by 1e-12 relative and checked feasible. The answer is always a checked
+/// feasible point (0 at worst). The scaling of a dual point into the dual's feasible set
+/// (Ginodi (3.17); the multiclass certificate's pair constraints).
+pub(crate) fn largest_feasible_scale(h: impl Fn(f64) -> (f64, f64)) -> f64 {
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    let mut kappa = 1.0_f64;
+    for _ in 0..200 {
+        let (hv, hd) = h(kappa);
+        if hv >= 0.0 {
+            lo = kappa;
+        } else {
+            hi = kappa;
+        }
+        if hi - lo <= 1e-13 * hi {
+            break;
+        }
+        let newton = kappa - hv / hd;
+        if hv < 0.0 && newton.is_finite() && kappa - newton <= 1e-12 * kappa {
+            let back = newton * (1.0 - 1e-12);
+            if back > lo && h(back).0 >= 0.0 {
+                lo = back;
+                break;
+            }
+        }
+        kappa = if newton.is_finite() && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+    }
+    lo
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {

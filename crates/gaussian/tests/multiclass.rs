@@ -159,7 +159,13 @@ fn both_algorithms_learn_three_classes_and_are_seeded() {
             .max_epochs(2000);
         let f = p.fit(&data).unwrap();
         assert_eq!(f.report.solver, if s2 { "m-guru-s2" } else { "m-guru" });
-        assert!(f.report.converged, "{:?}", f.report);
+        // converged only when certified
+        assert_eq!(
+            f.report.converged,
+            f.report.reached.unwrap() <= 1e-2,
+            "{:?}",
+            f.report
+        );
         let err = f.model.error_rate(&data).unwrap();
         assert!(err < 0.1, "s2 {s2}: training error {err}");
         // the objective fell from its value at W = 0 (every pair at the hinge: 2 per example)
