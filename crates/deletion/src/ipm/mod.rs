@@ -79,7 +79,7 @@
 //! and the triangular solves with the resulting factor overflowed (multipliers of order
 //! `1/δ` compounding over the columns). When the `(w, b)` part of the predictor comes out
 //! non-finite, the iteration re-factors with the regularisation raised (`ε` and `δ` each 100×
-//! per level, at most [`normal_equations::MAX_BOOST`] levels) and computes the predictor again;
+//! per level, at most three levels, `MAX_BOOST`) and computes the predictor again;
 //! the refinement against the exact operator keeps the directions' accuracy where it can, and
 //! the next iteration factors with the settings' values again. A run that never meets a
 //! non-finite direction is unchanged to the bit. The count is the outcome's
