@@ -214,8 +214,7 @@ use std::ops::ControlFlow;
 
 use bulwark_core::DeletionScratch;
 use bulwark_linalg::{
-    DsxScalings, DsxSettings, DsxSystem, DynamicRegularization, LinalgError, NormalEquations,
-    PairScaling, Par, RowsRef,
+    DsxScalings, DsxSettings, DsxSystem, LinalgError, NormalEquations, PairScaling, Par, RowsRef,
 };
 use bulwark_lp::{IterationInfo, Status};
 
@@ -526,10 +525,7 @@ impl<'a> DsxIpm<'a> {
             par: Par::Seq,
             threads: if exec.par { threads } else { 1 },
             static_regularization: settings.static_regularization,
-            dynamic_regularization: Some(DynamicRegularization {
-                epsilon: settings.dynamic_regularization_epsilon,
-                delta: settings.dynamic_regularization_delta,
-            }),
+            dynamic_regularization: Some(normal_equations::regularization(settings, 0)),
             normal_equations: settings.normal_equations,
             ..DsxSettings::default()
         };

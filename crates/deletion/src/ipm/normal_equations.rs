@@ -7,12 +7,22 @@ use std::time::Instant;
 use bulwark_linalg::DynamicRegularization;
 
 use super::parallel::{jobs, parts, parts_mut};
-use super::{Dir, DsxIpm};
+use super::{Dir, DsxIpm, DsxIpmSettings};
 use crate::error::Result;
 
 /// Levels the dynamic regularisation is raised by at most in one iteration before a non-finite
 /// direction ends the run (module docs, *Regularisation*).
 pub(super) const MAX_BOOST: u8 = 3;
+
+/// The dynamic regularisation of `S` at `level` (module docs, *Regularisation*): the settings'
+/// `ε` and `δ`, each raised 100× per level (level 0: the settings' own).
+pub(super) fn regularization(settings: &DsxIpmSettings, level: u8) -> DynamicRegularization {
+    let raise = 100f64.powi(i32::from(level));
+    DynamicRegularization {
+        epsilon: settings.dynamic_regularization_epsilon * raise,
+        delta: settings.dynamic_regularization_delta * raise,
+    }
+}
 
 impl DsxIpm<'_> {
     /// Gathers the scalings into the layout of [`bulwark_linalg::DsxScalings`] and factors `H`.
@@ -82,13 +92,8 @@ impl DsxIpm<'_> {
     /// *Regularisation*): `ε` and `δ` each 100× per level. [`DsxIpm::restore_regularization`]
     /// puts the settings' values back before the next iteration's factorisation.
     pub(super) fn refactor_raised(&mut self, level: u8) -> Result<()> {
-        let st = &self.settings;
-        let raise = 100f64.powi(i32::from(level));
-        let raised = DynamicRegularization {
-            epsilon: st.dynamic_regularization_epsilon * raise,
-            delta: st.dynamic_regularization_delta * raise,
-        };
-        self.sys.set_dynamic_regularization(Some(raised))?;
+        self.sys
+            .set_dynamic_regularization(Some(regularization(&self.settings, level)))?;
         self.boost = level;
         self.boosts += 1;
         self.factor()
@@ -97,12 +102,8 @@ impl DsxIpm<'_> {
     /// The settings' dynamic regularisation again after [`DsxIpm::refactor_raised`].
     pub(super) fn restore_regularization(&mut self) -> Result<()> {
         if self.boost > 0 {
-            let st = &self.settings;
             self.sys
-                .set_dynamic_regularization(Some(DynamicRegularization {
-                    epsilon: st.dynamic_regularization_epsilon,
-                    delta: st.dynamic_regularization_delta,
-                }))?;
+                .set_dynamic_regularization(Some(regularization(&self.settings, 0)))?;
             self.boost = 0;
         }
         Ok(())
