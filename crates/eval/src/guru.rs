@@ -5,8 +5,9 @@
 //! **Protocol** (the thesis states only the split sizes and the grids):
 //!
 //! - data sets and split sizes of Table 2.1, drawn afresh for every repetition (a seeded
-//!   shuffle, not stratified); the toys are sampled from [`toy_a`] / [`toy_b`] for every
-//!   repetition; Ionosphere has 351 examples, so its test part has 151 (the thesis: 152);
+//!   shuffle, not stratified); the toys are sampled from [`toy_a`](crate::synth::toy_a) /
+//!   [`toy_b`](crate::synth::toy_b) for every repetition; Ionosphere has 351 examples, so its
+//!   test part has 151 (the thesis: 152);
 //!   splice EI vs IE has 1532 in our copy (mlbench `DNA`), so its test part has 632 (635);
 //! - features scaled onto `[−1, 1]` by the training part's range (applied to validation and
 //!   test);
@@ -26,116 +27,31 @@
 //!   (not to the constant feature), one draw per level and repetition; the parameters are chosen
 //!   again on the noisy validation part, the models being those trained on clean data.
 
+mod report;
+mod shared;
+
+pub use report::{plots, table_json, to_markdown};
+pub(crate) use shared::{
+    SETS, SetSpec, best, builtin_task, load_tasks, loaded, parts, pct, range, run_set_units,
+    scaled, shuffled_parts, with_constant,
+};
+
 use std::time::Instant;
 
 use bulwark_adversary::UniformNoise;
-use bulwark_core::{Dataset, DenseMatrix, Error, Fit, Sign, rng_for_stream};
-use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load};
+use bulwark_core::{Dataset, Error, Fit, Sign, rng_for_stream};
 use bulwark_gaussian::{GuruParams, Solver};
 use bulwark_online::SvmParams;
-use rand::seq::SliceRandom;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
 use crate::learner::SolverTally;
-use crate::plot::{Curve, LinePlot};
 use crate::stats::MeanSe;
-use crate::synth::{toy_a, toy_b};
+use shared::Parts;
 
 /// The experiment's name.
 pub const NAME: &str = "guru_binary";
-
-/// Where a data set comes from.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Source {
-    ToyA,
-    ToyB,
-    /// A built-in data set, as it is (two classes) or as a pair of its classes.
-    Builtin(&'static str, Option<(&'static str, &'static str)>),
-}
-
-/// One row of Table 2.1 with the thesis's Table 2.2 accuracies.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SetSpec {
-    /// Key in `guru_binary.json`.
-    pub(crate) name: &'static str,
-    pub(crate) title: &'static str,
-    pub(crate) source: Source,
-    /// Train, validation and test sizes (Table 2.1).
-    pub(crate) sizes: [usize; 3],
-    /// Table 2.2: GURU and SVM test accuracy (%).
-    pub(crate) paper: [f64; 2],
-    pub(crate) toy: bool,
-}
-
-pub(crate) const SETS: [SetSpec; 8] = [
-    SetSpec {
-        name: "toy_a",
-        title: "Toy (a), Gaussian",
-        source: Source::ToyA,
-        sizes: [200, 200, 200],
-        paper: [92.5, 92.5],
-        toy: true,
-    },
-    SetSpec {
-        name: "toy_b",
-        title: "Toy (b), narrow Gaussian with outliers",
-        source: Source::ToyB,
-        sizes: [200, 200, 200],
-        paper: [92.0, 92.0],
-        toy: true,
-    },
-    SetSpec {
-        name: "ionosphere",
-        title: "Ionosphere",
-        source: Source::Builtin("ionosphere", None),
-        sizes: [100, 100, 151],
-        paper: [82.24, 79.61],
-        toy: false,
-    },
-    SetSpec {
-        name: "pima",
-        title: "Pima diabetes",
-        source: Source::Builtin("pima", None),
-        sizes: [200, 100, 468],
-        paper: [67.52, 67.31],
-        toy: false,
-    },
-    SetSpec {
-        name: "splice",
-        title: "splice EI vs IE",
-        source: Source::Builtin("splice", Some(("ei", "ie"))),
-        sizes: [500, 400, 632],
-        paper: [93.39, 92.44],
-        toy: false,
-    },
-    SetSpec {
-        name: "usps_3v5",
-        title: "USPS 3 vs 5",
-        source: Source::Builtin("usps", Some(("3", "5"))),
-        sizes: [800, 700, 700],
-        paper: [95.57, 95.86],
-        toy: false,
-    },
-    SetSpec {
-        name: "usps_5v8",
-        title: "USPS 5 vs 8",
-        source: Source::Builtin("usps", Some(("5", "8"))),
-        sizes: [800, 700, 700],
-        paper: [97.71, 98.0],
-        toy: false,
-    },
-    SetSpec {
-        name: "usps_7v9",
-        title: "USPS 7 vs 9",
-        source: Source::Builtin("usps", Some(("7", "9"))),
-        sizes: [800, 700, 700],
-        paper: [97.57, 97.43],
-        toy: false,
-    },
-];
 
 /// Grids and repetitions of one mode.
 #[derive(Debug, Clone, Serialize)]
@@ -238,13 +154,6 @@ impl Protocol {
 // ---------------------------------------------------------------------------------------------
 // one repetition
 
-/// A split as the learners see it: features scaled, the constant feature appended.
-pub(crate) struct Parts {
-    pub(crate) train: Dataset,
-    pub(crate) val: Dataset,
-    pub(crate) test: Dataset,
-}
-
 /// What one repetition of one data set produced.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct UnitOut {
@@ -274,23 +183,6 @@ struct SgdOut {
     epochs: f64,
 }
 
-/// Appends the constant feature (binary or multiclass targets kept).
-pub(crate) fn with_constant(d: &Dataset) -> Result<Dataset, Error> {
-    let (m, n) = (d.len(), d.n_features());
-    let mut data = vec![0.0; m * (n + 1)];
-    for (i, row) in data.chunks_exact_mut(n + 1).enumerate() {
-        d.row(i).to_dense_into(&mut row[..n]);
-        row[n] = 1.0;
-    }
-    Dataset::try_new(
-        d.name(),
-        DenseMatrix::try_new(m, n + 1, data)?.into(),
-        d.targets().clone(),
-        bulwark_core::FeatureNames::Default(n + 1),
-        d.class_names().to_vec(),
-    )
-}
-
 /// Test accuracy (%) of weights `w` on `d` (constant feature included).
 fn accuracy(w: &[f64], d: &Dataset) -> Result<f64, Error> {
     let y = d.binary_labels()?;
@@ -298,211 +190,6 @@ fn accuracy(w: &[f64], d: &Dataset) -> Result<f64, Error> {
         .filter(|&i| Sign::of_score(d.row(i).dot(w)) == y[i])
         .count();
     Ok(100.0 * hits as f64 / d.len() as f64)
-}
-
-/// The binary task of a set (before splitting); toys are drawn per repetition instead.
-fn task_data(spec: &SetSpec, cfg: &RunConfig) -> Result<Option<Dataset>, Error> {
-    match spec.source {
-        Source::ToyA | Source::ToyB => Ok(None),
-        Source::Builtin(name, pair) => builtin_task(name, pair, cfg).map(Some),
-    }
-}
-
-/// The binary task of built-in data set `name`: the pair of classes `pair`, or its natural task.
-pub(crate) fn builtin_task(
-    name: &str,
-    pair: Option<(&str, &str)>,
-    cfg: &RunConfig,
-) -> Result<Dataset, Error> {
-    let (raw, _) = load(name, cfg.data_dir.as_deref())?;
-    let task = match pair {
-        Some((a, b)) => BinaryTask::Pair(a.into(), b.into()),
-        None => BinaryTask::Natural,
-    };
-    binary_task(&raw, &task)
-}
-
-/// [`task_data`] for every set, in order; a data set missing from the data directory is
-/// [`crate::Outcome::MissingData`] naming it.
-pub(crate) fn load_tasks<'a>(
-    specs: impl Iterator<Item = &'a SetSpec>,
-    cfg: &RunConfig,
-) -> Result<Vec<Option<Dataset>>, crate::Outcome> {
-    specs
-        .map(|spec| loaded(spec.name, task_data(spec, cfg)))
-        .collect()
-}
-
-/// Runs the units `(set, repetition)` of a GURU experiment, seeded from the experiment's seed,
-/// the set and the repetition, through the unit cache ([`crate::cache::run_units`]): a unit's
-/// key covers the protocol and its data set's fingerprint (a generated set: its name).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_set_units<T: Serialize + DeserializeOwned + Send>(
-    name: &str,
-    cfg: &RunConfig,
-    obs: &dyn Observer,
-    proto: &(impl Serialize + Sync),
-    names: &[&str],
-    tasks: &[Option<Dataset>],
-    jobs: &[(usize, usize)],
-    run: impl Fn(usize, u64) -> Result<T, Error> + Sync,
-) -> Result<Vec<T>, crate::Outcome> {
-    let base = crate::experiments::experiment_seed(cfg.seed, name);
-    let fingerprints: Vec<String> = tasks
-        .iter()
-        .zip(names)
-        .map(|(t, n)| match (t, &cfg.cache) {
-            (Some(d), Some(_)) => crate::cache::data_fingerprint(d),
-            _ => (*n).to_string(),
-        })
-        .collect();
-    crate::cache::run_units(
-        name,
-        cfg,
-        obs,
-        jobs,
-        |&(s, r)| {
-            let key = crate::cache::UnitKey::of(
-                (name, names[s], r),
-                (cfg.mode, cfg.seed),
-                &(proto, &fingerprints[s]),
-            );
-            (key, names[s].to_string(), r)
-        },
-        |&(s, r)| {
-            let out = run(s, base ^ ((s as u64) << 32) ^ r as u64);
-            obs.on_unit(name, &format!("{} #{r}", names[s]));
-            out
-        },
-    )
-}
-
-/// A data set's load result as the harness reports it: a file missing from the data directory
-/// is [`crate::Outcome::MissingData`] naming the set `name`, any other error a failure.
-pub(crate) fn loaded<T>(name: &str, r: Result<T, Error>) -> Result<T, crate::Outcome> {
-    r.map_err(|e| match e {
-        Error::NotFound { .. } => crate::Outcome::MissingData {
-            dataset: name.into(),
-            message: e.to_string(),
-        },
-        e => crate::Outcome::Failed(e),
-    })
-}
-
-/// Draws repetition `rep`'s split (or toy sample), scales and appends the constant feature.
-pub(crate) fn parts(
-    spec: &SetSpec,
-    task: Option<&Dataset>,
-    seed: u64,
-) -> Result<(Parts, Dataset), Error> {
-    let [a, b, c] = spec.sizes;
-    let mut rng = rng_for_stream(seed, 1);
-    let (train, val, test) = match (spec.source, task) {
-        (Source::ToyA, _) => (
-            toy_a(a, &mut rng)?,
-            toy_a(b, &mut rng)?,
-            toy_a(c, &mut rng)?,
-        ),
-        (Source::ToyB, _) => (
-            toy_b(a, &mut rng)?,
-            toy_b(b, &mut rng)?,
-            toy_b(c, &mut rng)?,
-        ),
-        (Source::Builtin(..), Some(d)) => shuffled_parts(d, spec.name, spec.sizes, &mut rng)?,
-        (Source::Builtin(name, _), None) => {
-            return Err(Error::param(
-                "data set",
-                name,
-                "loaded before its splits are drawn",
-            ));
-        }
-    };
-    let (train, val, test) = scaled(&train, &val, &test)?;
-    // the noise is drawn on the scaled features (without the constant)
-    let both = concat(&val, &test)?;
-    Ok((
-        Parts {
-            train: with_constant(&train)?,
-            val: with_constant(&val)?,
-            test: with_constant(&test)?,
-        },
-        both,
-    ))
-}
-
-/// Train, validation and test parts of `d` (named `name` in errors) of the given sizes from a
-/// seeded shuffle, each part in data order.
-pub(crate) fn shuffled_parts(
-    d: &Dataset,
-    name: &str,
-    [a, b, c]: [usize; 3],
-    rng: &mut bulwark_core::Rng,
-) -> Result<(Dataset, Dataset, Dataset), Error> {
-    if d.len() < a + b + c {
-        return Err(Error::param(
-            "split sizes",
-            a + b + c,
-            format!("at most the {} examples of {name}", d.len()),
-        ));
-    }
-    let mut idx: Vec<usize> = (0..d.len()).collect();
-    idx.shuffle(rng);
-    let pick = |r: std::ops::Range<usize>| {
-        let mut v = idx[r].to_vec();
-        v.sort_unstable();
-        d.select(&v)
-    };
-    Ok((pick(0..a), pick(a..a + b), pick(a + b..a + b + c)))
-}
-
-/// The three parts scaled onto `[−1, 1]` by the training part's range.
-pub(crate) fn scaled(
-    train: &Dataset,
-    val: &Dataset,
-    test: &Dataset,
-) -> Result<(Dataset, Dataset, Dataset), Error> {
-    let scaler = Scaler::fit(train, ScalingKind::MinMax)?;
-    Ok((
-        scaler.transform(train)?,
-        scaler.transform(val)?,
-        scaler.transform(test)?,
-    ))
-}
-
-/// Validation rows followed by test rows (one noise draw covers both).
-fn concat(a: &Dataset, b: &Dataset) -> Result<Dataset, Error> {
-    let n = a.n_features();
-    let mut data = vec![0.0; (a.len() + b.len()) * n];
-    let mut y = Vec::with_capacity(a.len() + b.len());
-    for (d, off) in [(a, 0), (b, a.len())] {
-        for i in 0..d.len() {
-            d.row(i)
-                .to_dense_into(&mut data[(off + i) * n..(off + i + 1) * n]);
-        }
-        y.extend_from_slice(d.binary_labels()?);
-    }
-    Dataset::binary(a.name(), DenseMatrix::try_new(y.len(), n, data)?, y)
-}
-
-/// An exponent grid `k = a..b` as the protocol notes print it.
-pub(crate) fn range(v: &[i32]) -> String {
-    format!(
-        "{}..{}",
-        v.first().copied().unwrap_or(0),
-        v.last().copied().unwrap_or(0)
-    )
-}
-
-/// The index of the best validation accuracy; ties go to the last index when `prefer_last`
-/// (the shared rule of `crate::select::best`, on the negated accuracies).
-pub(crate) fn best(vals: &[f64], prefer_last: bool) -> usize {
-    let scores: Vec<Option<f64>> = vals.iter().map(|v| Some(-v)).collect();
-    let ties = if prefer_last {
-        crate::select::Ties::Last
-    } else {
-        crate::select::Ties::First
-    };
-    crate::select::best(&scores, ties).unwrap_or(0)
 }
 
 fn unit(
@@ -857,179 +544,6 @@ fn run_with(
     Ok(res)
 }
 
-// ---------------------------------------------------------------------------------------------
-// report
-
-pub(crate) fn pct(m: &Value) -> String {
-    let (mean, se) = (
-        m["mean"].as_f64().unwrap_or(f64::NAN),
-        m["stderr"].as_f64().unwrap_or(f64::NAN),
-    );
-    format!("{mean:.2} ± {se:.2}")
-}
-
-/// The Markdown report.
-pub fn to_markdown(res: &ExperimentResult) -> String {
-    use std::fmt::Write as _;
-    let mut s = crate::report::header(res);
-    let table = &res.summary["table"];
-    let sets = &res.summary["sets"];
-    let _ = writeln!(
-        s,
-        "\n## Table 2.2: test accuracy (%), mean ± s.e. over the repetitions\n"
-    );
-    let _ = writeln!(
-        s,
-        "| data set | train/val/test | GURU | SVM | GURU − SVM (paired) | thesis GURU | thesis SVM | median σ | median C | GURU SGD |"
-    );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|");
-    for spec in &SETS {
-        let t = &table[spec.name];
-        let d = &sets[spec.name];
-        let _ = writeln!(
-            s,
-            "| {} | {}/{}/{} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            spec.title,
-            spec.sizes[0],
-            spec.sizes[1],
-            spec.sizes[2],
-            pct(&t["guru"]),
-            pct(&t["svm"]),
-            pct(&t["guru_minus_svm"]),
-            spec.paper[0],
-            spec.paper[1],
-            d["chosen_sigma_median"],
-            d["chosen_c_median"],
-            pct(&t["guru_sgd"]),
-        );
-    }
-    let _ = writeln!(
-        s,
-        "\n## GURU's SGD against the batch optimum at the chosen σ\n\nPer repetition, at the σ chosen on the clean validation part: the objective of the SGD's output against the batch optimum, (G_sgd − G*)/G*, and the SGD's own certified gap (an upper bound on it).\n\n| data set | (G_sgd − G*)/G* ≤ 1e-3 | certified gap ≤ 1e-3 | median (G_sgd − G*)/G* | max (G_sgd − G*)/G* | max certified gap | median η₀ | median epochs |\n|---|---|---|---|---|---|---|---|"
-    );
-    for spec in &SETS {
-        let g = &sets[spec.name]["sgd"];
-        let _ = writeln!(
-            s,
-            "| {} | {} of {} | {} | {:.1e} | {:.1e} | {:.1e} | {} | {} |",
-            spec.title,
-            g["within_1e-3"],
-            table[spec.name]["splits"],
-            g["certified"],
-            g["excess_median"].as_f64().unwrap_or(f64::NAN),
-            g["excess_max"].as_f64().unwrap_or(f64::NAN),
-            g["gap_max"].as_f64().unwrap_or(f64::NAN),
-            g["eta0_median"],
-            g["epochs_median"],
-        );
-    }
-    let _ = writeln!(
-        s,
-        "\n## Figs. 2.5 and 2.7: test accuracy (%) under U(−x, x) noise on validation and test\n"
-    );
-    let noise = &res.budgets;
-    let _ = writeln!(
-        s,
-        "| data set | learner | {} |",
-        noise
-            .iter()
-            .map(|x| format!("x = {x}"))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    );
-    let _ = writeln!(s, "|---|---|{}", "---|".repeat(noise.len()));
-    for spec in &SETS {
-        for (key, l) in [("noise_guru", "GURU"), ("noise_svm", "SVM")] {
-            let cells: Vec<String> = sets[spec.name][key]
-                .as_array()
-                .map(|a| a.iter().map(pct).collect())
-                .unwrap_or_default();
-            let _ = writeln!(s, "| {} | {l} | {} |", spec.title, cells.join(" | "));
-        }
-    }
-    let _ = writeln!(
-        s,
-        "\n## Fig. 3.1: ‖w*‖ against σ\n\nMean over the repetitions whose batch fit at that σ is certified (their number in brackets; on separable data a small σ makes (2.22) underflow, and those fits certify nothing).\n\n| σ | {} |\n|---|{}",
-        SETS.iter().map(|p| p.title).collect::<Vec<_>>().join(" | "),
-        "---|".repeat(SETS.len())
-    );
-    for (k, sigma) in res.grid.iter().enumerate() {
-        let cells: Vec<String> = SETS
-            .iter()
-            .map(|p| {
-                let v = &sets[p.name]["norm_w_mean"][k];
-                let n = &sets[p.name]["norm_w_certified"][k];
-                match v.as_f64() {
-                    Some(x) => format!("{x:.4} ({n})"),
-                    None => "— (0)".into(),
-                }
-            })
-            .collect();
-        let _ = writeln!(s, "| 2^{} | {} |", sigma.log2().round(), cells.join(" | "));
-    }
-    crate::report::solver_outcomes(&mut s, res, "GURU batch and SVM over the grids");
-    s
-}
-
-/// The noise curves (one plot per data set) and Fig. 3.1.
-pub fn plots(res: &ExperimentResult) -> Vec<(String, LinePlot)> {
-    let sets = &res.summary["sets"];
-    let mut out = Vec::new();
-    let arr = |v: &Value, f: &str| -> Vec<f64> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|m| m[f].as_f64().unwrap_or(f64::NAN))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    for spec in &SETS {
-        let d = &sets[spec.name];
-        let mut p = LinePlot::new(
-            format!("{}: {}", res.name, spec.title),
-            "noise half-width x (U(-x, x) per feature)",
-            "test accuracy (%)",
-        );
-        for (key, l) in [("noise_guru", "GURU"), ("noise_svm", "SVM")] {
-            p = p.curve(
-                Curve::new(l, res.budgets.clone(), arr(&d[key], "mean"))
-                    .with_err(arr(&d[key], "stderr")),
-            );
-        }
-        out.push((format!("{}_noise_{}.svg", res.name, spec.name), p));
-    }
-    let mut p = LinePlot::new(
-        format!("{}: Fig. 3.1, ||w*|| against sigma", res.name),
-        "sigma",
-        "||w*|| (mean over repetitions)",
-    )
-    .log_x(true);
-    for spec in SETS.iter().filter(|s| s.toy) {
-        let (x, y): (Vec<f64>, Vec<f64>) = res
-            .grid
-            .iter()
-            .zip(
-                sets[spec.name]["norm_w_mean"]
-                    .as_array()
-                    .into_iter()
-                    .flatten(),
-            )
-            .filter_map(|(s, v)| v.as_f64().map(|v| (*s, v)))
-            .unzip();
-        p = p.curve(Curve::new(spec.title, x, y));
-    }
-    out.push((format!("{}_norm_vs_sigma.svg", res.name), p));
-    out
-}
-
-/// `guru_binary.json`: per data set `{"guru": {mean, stderr}, "svm": {…}, "paper": {guru, svm},
-/// …}` (accuracies in %), the layout issue 21 fixes; everything else is in
-/// `guru_binary-details.json`.
-pub fn table_json(res: &ExperimentResult) -> Value {
-    res.summary["table"].clone()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1048,13 +562,6 @@ mod tests {
             sgd_epochs: 10,
             svm_passes: 200,
         }
-    }
-
-    #[test]
-    fn ties_go_to_the_preferred_end() {
-        assert_eq!(best(&[1.0, 3.0, 3.0, 2.0], false), 1);
-        assert_eq!(best(&[1.0, 3.0, 3.0, 2.0], true), 2);
-        assert_eq!(best(&[5.0], true), 0);
     }
 
     /// The whole pipeline on every data set: the JSON layout issue 21 fixes, the details, the
