@@ -32,8 +32,11 @@
 use std::time::Instant;
 
 use bulwark_core::{
-    Dataset, DenseMatrix, Error, Fit, FitReport, Fitted, MulticlassLinearModel, ParamGuard, Result,
+    Dataset, DenseMatrix, Error, Features, Fit, FitReport, Fitted, MulticlassLinearModel,
+    ParamGuard, Result,
 };
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Par};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -92,6 +95,78 @@ impl<'a> MulticlassObjective<'a> {
         self.data.row(i).axpy_into(a, &mut out[..self.n]);
         if self.bias {
             out[self.n] += a;
+        }
+    }
+    /// `out[m·C + a] = x_mᵀ w_a` for every example `m` and class `a` (`w` class by class,
+    /// `C · dim`): one matrix product `X Wᵀ` when the features are dense.
+    pub(crate) fn scores_into(&self, w: &[f64], out: &mut [f64]) {
+        let (c, d, m, n) = (self.classes, self.dim(), self.len(), self.n);
+        match self.data.features() {
+            Features::Dense(x) if n > 0 && m > 0 => {
+                let x = MatRef::from_row_major_slice(x.as_slice(), m, n);
+                let wt = MatRef::from_column_major_slice_with_stride(w, n, c, d);
+                // (X Wᵀ)ᵀ = W Xᵀ into a column-major C × M destination
+                let dst = MatMut::from_column_major_slice_mut(out, c, m);
+                matmul(
+                    dst,
+                    Accum::Replace,
+                    wt.transpose(),
+                    x.transpose(),
+                    1.0,
+                    Par::Seq,
+                );
+                if self.bias {
+                    for row in out.chunks_exact_mut(c) {
+                        for (a, o) in row.iter_mut().enumerate() {
+                            *o += w[a * d + n];
+                        }
+                    }
+                }
+            }
+            _ => {
+                for (i, row) in out.chunks_exact_mut(c).enumerate() {
+                    for (a, o) in row.iter_mut().enumerate() {
+                        *o = self.dot(i, &w[a * d..(a + 1) * d]);
+                    }
+                }
+            }
+        }
+    }
+    /// `w_a += Σ_m coef[m·C + a] x_m` for every class `a` (`out` class by class): one matrix
+    /// product `coefᵀ X` when the features are dense.
+    pub(crate) fn add_rows_into(&self, coef: &[f64], out: &mut [f64]) {
+        let (c, d, m, n) = (self.classes, self.dim(), self.len(), self.n);
+        match self.data.features() {
+            Features::Dense(x) if n > 0 && m > 0 => {
+                let x = MatRef::from_row_major_slice(x.as_slice(), m, n);
+                let ct = MatRef::from_column_major_slice(coef, c, m);
+                // (coefᵀ X)ᵀ = Xᵀ coef into a column-major N × C destination (stride `dim`)
+                let dst = MatMut::from_column_major_slice_with_stride_mut(out, n, c, d);
+                matmul(
+                    dst,
+                    Accum::Add,
+                    x.transpose(),
+                    ct.transpose(),
+                    1.0,
+                    Par::Seq,
+                );
+                if self.bias {
+                    for row in coef.chunks_exact(c) {
+                        for (a, v) in row.iter().enumerate() {
+                            out[a * d + n] += v;
+                        }
+                    }
+                }
+            }
+            _ => {
+                for (i, row) in coef.chunks_exact(c).enumerate() {
+                    for (a, &v) in row.iter().enumerate() {
+                        if v != 0.0 {
+                            self.axpy(i, v, &mut out[a * d..(a + 1) * d]);
+                        }
+                    }
+                }
+            }
         }
     }
     /// `out_j += a x_ij²` (with the constant feature).

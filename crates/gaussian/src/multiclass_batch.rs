@@ -52,7 +52,8 @@ pub(crate) struct Work {
     acc: Vec<f64>,
     tsum: Vec<f64>,
     hd: Vec<f64>,
-    /// Per class: products with one example, coefficients of its `x`.
+    /// Per example and class (`M·C`): the products `x_mᵀp_a` of a Hessian product, and the
+    /// coefficients of `x_m` added to each class by a pass.
     xp: Vec<f64>,
     xcoef: Vec<f64>,
     /// `P = Σ c p` of the last pass.
@@ -108,8 +109,8 @@ impl Work {
             acc: vec![0.0; c * c],
             tsum: vec![0.0; c * c],
             hd: vec![0.0; c * c],
-            xp: vec![0.0; c],
-            xcoef: vec![0.0; c],
+            xp: vec![0.0; m * c],
+            xcoef: vec![0.0; m * c],
             psum: 0.0,
             nvec: vec![0.0; c * d],
             rvec: vec![0.0; c * d],
@@ -150,11 +151,7 @@ impl Work {
                 }
             }
         }
-        for i in 0..obj.len() {
-            for a in 0..c {
-                self.scores[i * c + a] = obj.dot(i, &w[a * d..(a + 1) * d]);
-            }
-        }
+        obj.scores_into(w, &mut self.scores);
     }
 
     /// `G(tW)` for the `W` of [`Work::set_point`], from its norms and scores (no pass over the
@@ -223,12 +220,12 @@ impl Work {
                 self.q[t] = q;
                 psum += cw * p;
                 self.acc[y * c + k] += cw * r;
-                self.xcoef[k] = cw * p;
+                self.xcoef[t] = cw * p;
                 xy -= cw * p;
             }
-            self.xcoef[y] = xy;
-            add_to_classes(obj, i, &self.xcoef, grad);
+            self.xcoef[i * c + y] = xy;
         }
+        obj.add_rows_into(&self.xcoef, grad);
         for y in 0..c {
             for k in (0..c).filter(|&k| k != y) {
                 let s = sigma * self.acc[y * c + k];
@@ -298,31 +295,30 @@ impl Work {
         }
         out.fill(0.0);
         self.acc.fill(0.0);
+        obj.scores_into(p, &mut self.xp);
         for i in 0..obj.len() {
             let y = obj.class[i];
-            for a in 0..c {
-                self.xp[a] = obj.dot(i, &p[a * d..(a + 1) * d]);
-            }
+            let xp = &self.xp[i * c..(i + 1) * c];
             let mut xy = 0.0;
             for k in 0..c {
-                self.xcoef[k] = 0.0;
+                let t = i * c + k;
+                self.xcoef[t] = 0.0;
                 if k == y {
                     continue;
                 }
-                let t = i * c + k;
                 let h = self.hd[y * c + k];
                 if self.kk[t] != 0.0 {
-                    let qd = -(self.xp[y] - self.xp[k]) - self.u[t] * sigma * h;
+                    let qd = -(xp[y] - xp[k]) - self.u[t] * sigma * h;
                     let kq = self.kk[t] * qd;
-                    self.xcoef[k] = kq;
+                    self.xcoef[t] = kq;
                     xy -= kq;
                     self.acc[y * c + k] -= kq * self.u[t] * sigma;
                 }
                 self.acc[y * c + k] -= self.tt[t] * h;
             }
-            self.xcoef[y] = xy;
-            add_to_classes(obj, i, &self.xcoef, out);
+            self.xcoef[i * c + y] = xy;
         }
+        obj.add_rows_into(&self.xcoef, out);
         for y in 0..c {
             for k in (0..c).filter(|&k| k != y) {
                 let (coef, ts) = (self.acc[y * c + k], self.tsum[y * c + k]);
@@ -356,18 +352,18 @@ impl Work {
             let cw = obj.weight(i);
             let mut xy = 0.0;
             for k in 0..c {
-                self.xcoef[k] = 0.0;
+                let t = i * c + k;
+                self.xcoef[t] = 0.0;
                 if k == y {
                     continue;
                 }
-                let t = i * c + k;
                 self.acc[y * c + k] += cw * loss.conjugate(self.p[t], self.q[t]);
-                self.xcoef[k] = -cw * self.p[t];
+                self.xcoef[t] = -cw * self.p[t];
                 xy += cw * self.p[t];
             }
-            self.xcoef[y] = xy;
-            add_to_classes(obj, i, &self.xcoef, &mut self.nvec);
+            self.xcoef[i * c + y] = xy;
         }
+        obj.add_rows_into(&self.xcoef, &mut self.nvec);
         // capacities σS_ab (a < b) and the residual R = N − div(σ S Δ̂), made to sum to 0
         self.cap.fill(0.0);
         self.rvec.copy_from_slice(&self.nvec);
@@ -483,16 +479,6 @@ impl Work {
             }
         }
         Certificate::new(primal, scale * self.psum, scale, residual)
-    }
-}
-
-/// `out_a += coef[a] x_i` for every class `a` with a nonzero coefficient.
-fn add_to_classes(obj: &MulticlassObjective<'_>, i: usize, coef: &[f64], out: &mut [f64]) {
-    let d = obj.dim();
-    for (a, &v) in coef.iter().enumerate() {
-        if v != 0.0 {
-            obj.axpy(i, v, &mut out[a * d..(a + 1) * d]);
-        }
     }
 }
 
