@@ -18,7 +18,7 @@
 use crate::project_root;
 
 pub const USAGE: &str = "cargo xtask reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES] [--refit LEARNER[,LEARNER...]]
-  experiments: synth1 synth2 breast spam icml_random usps mnist guru_binary guru_kernel guru_multiclass rolr kls poisoning text missing_real
+  experiments: synth1 synth2 breast spam icml_random icml_adversarial usps mnist guru_binary guru_kernel guru_multiclass rolr kls poisoning text missing_real
   --quick (default) about 28 minutes on 2 cores (docs/results/run-quick.json); --full runs the papers' protocol and records its runtime
   --full keeps finished units in OUT/cache-full.jsonl (--cache FILE elsewhere, --no-cache none) and skips them when run again
   --stop-after MINUTES  start no unit after MINUTES (exit status 3 while units are left; the same command resumes)

@@ -29,7 +29,7 @@ use bulwark_data::{Scaler, ScalingKind, mutual_information_values, train_val_tes
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
-use crate::learner::{Learner, SolverTally};
+use crate::learner::{FitOutcome, Learner, SolverTally};
 use crate::select::{self, Ties};
 use crate::stats::MeanSe;
 
@@ -295,13 +295,23 @@ fn select_columns(d: &Dataset, keep: &[usize], sparse: bool) -> Result<Dataset, 
     Dataset::binary(d.name(), features, labels)
 }
 
+/// The parts of one split: train, validation, test, feature values, corruption stats.
+pub(crate) type Prepared = (Dataset, Dataset, Dataset, Vec<f64>, CorruptionStats);
+
 /// Prepares one split: (train, validation, test, values, corruption stats).
-fn prepare(
+fn prepare(task: &Dataset, spec: &CurveSpec, seed: u64) -> Result<Prepared, Error> {
+    let split = train_val_test(task, spec.validation, spec.test, true, seed)?;
+    prepare_split(task, split, spec, seed)
+}
+
+/// Prepares the split `split` of `task` (its parts capped, scaled and valued by `spec`, seeded
+/// by `seed`).
+pub(crate) fn prepare_split(
     task: &Dataset,
+    split: bulwark_data::split::Split,
     spec: &CurveSpec,
     seed: u64,
-) -> Result<(Dataset, Dataset, Dataset, Vec<f64>, CorruptionStats), Error> {
-    let split = train_val_test(task, spec.validation, spec.test, true, seed)?;
+) -> Result<Prepared, Error> {
     let mut rng = rng_for_stream(seed, 1);
     let tr = cap(task, split.train, spec.caps[0], &mut rng);
     let va = cap(task, split.validation, spec.caps[1], &mut rng);
@@ -370,7 +380,27 @@ fn attack_error(
 
 /// Runs one split of one task (seeded by `seed`; deterministic).
 pub fn run_split(task: &Dataset, spec: &CurveSpec, seed: u64) -> Result<SplitOutcome, Error> {
-    let (train, val, test, values, stats) = prepare(task, spec, seed)?;
+    run_prepared(
+        prepare(task, spec, seed)?,
+        spec,
+        seed,
+        &|l, d, c, n, v, s| l.fit(d, c, n, v, s),
+    )
+}
+
+/// How a study fits a learner at one grid point: `(learner, train, C, N, values, seed)`, as
+/// [`Learner::fit`] takes them.
+pub(crate) type FitFn<'a> =
+    &'a dyn Fn(Learner, &Dataset, f64, f64, &[f64], u64) -> Result<FitOutcome, Error>;
+
+/// The grid search, tuning and attacks of one prepared split ([`prepare_split`]), every learner
+/// fitted by `fit`.
+pub(crate) fn run_prepared(
+    (train, val, test, values, stats): Prepared,
+    spec: &CurveSpec,
+    seed: u64,
+    fit: FitFn<'_>,
+) -> Result<SplitOutcome, Error> {
     let total: f64 = values.iter().sum();
     let mut out = SplitOutcome {
         features: Some(train.n_features()),
@@ -389,7 +419,7 @@ pub fn run_split(task: &Dataset, spec: &CurveSpec, seed: u64) -> Result<SplitOut
             let mut models: Vec<(f64, LinearModel)> = Vec::new();
             let mut tally = SolverTally::default();
             for &c in &spec.grid {
-                match learner.fit(&train, c, n_train, &values, seed) {
+                match fit(learner, &train, c, n_train, &values, seed) {
                     Ok(f) => {
                         tally.add(&f.tally);
                         out.solver_notes.extend(f.note);

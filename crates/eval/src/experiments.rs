@@ -9,6 +9,7 @@
 //! | `usps` | DSX §4.2, Figs. 4–5: all 45 digit pairs of the 1100-per-digit USPS |
 //! | `mnist` | DSX §4.2, Figs. 6–7: all 45 digit pairs of the MNIST test set (10k) |
 //! | `icml_random` | ICML 2008 §5 Fig. 1: 50 training points, random deletion, spam and MNIST 4 vs 7 |
+//! | `icml_adversarial` | ICML 2008 §5 Fig. 2: greedy deletion, chunked-bagging LP, O2B and SVM, 10-fold CV on spam (v = 1, MI) and MNIST 4 vs 7 (MI) ([`crate::icml_adversarial`]) |
 //! | `guru_binary` | Ginodi 2010 ch. 2 §5: Table 2.2, Figs. 2.5, 2.7 and 3.1 ([`crate::guru`]) |
 //! | `guru_kernel` | Ginodi 2010 ch. 4 §3: Table 4.1 ([`crate::guru_kernel`]) |
 //! | `guru_multiclass` | Ginodi 2010 ch. 5 §4: Table 5.2 ([`crate::guru_multiclass`]) |
@@ -40,12 +41,13 @@ use synth1::synth1;
 use text::text;
 
 /// Every experiment, in the order `reproduce` runs them.
-pub const ALL: [&str; 15] = [
+pub const ALL: [&str; 16] = [
     "synth1",
     "synth2",
     "breast",
     "spam",
     "icml_random",
+    "icml_adversarial",
     "usps",
     "mnist",
     "guru_binary",
@@ -136,6 +138,7 @@ pub fn run(name: &str, cfg: &RunConfig, obs: &dyn Observer) -> Outcome {
         "spam" => spam(cfg, obs),
         "text" => text(cfg, obs),
         "icml_random" => icml_random(cfg, obs),
+        "icml_adversarial" => crate::icml_adversarial::run(cfg, obs),
         "usps" => pairs("usps", cfg, obs),
         "mnist" => pairs("mnist", cfg, obs),
         "guru_binary" => crate::guru::run(cfg, obs),

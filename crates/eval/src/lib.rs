@@ -7,6 +7,7 @@ pub mod experiments;
 pub mod guru;
 pub mod guru_kernel;
 pub mod guru_multiclass;
+pub mod icml_adversarial;
 pub mod io;
 pub mod kls;
 pub mod learner;

@@ -39,7 +39,7 @@ const EXIT_INTERRUPTED: u8 = 130;
 const PLAIN_EVERY: Duration = Duration::from_secs(60);
 
 const USAGE: &str = "usage: bulwark-reproduce [--quick|--full] [--only NAME[,NAME...]] [--seed S] [--data-dir DIR] [--out DIR] [--jobs J] [--cache FILE | --no-cache] [--stop-after MINUTES] [--refit LEARNER[,LEARNER...]]
-  experiments: synth1 synth2 breast spam icml_random usps mnist guru_binary guru_kernel guru_multiclass rolr kls poisoning text missing_real
+  experiments: synth1 synth2 breast spam icml_random icml_adversarial usps mnist guru_binary guru_kernel guru_multiclass rolr kls poisoning text missing_real
   --cache FILE  keep every finished unit (one split of one task) in FILE and skip the units found there (default with --full: OUT/cache-full.jsonl)
   --stop-after MINUTES  start no unit after MINUTES; the same command resumes (exit status 3 while units are left)
   --refit LEARNER  recompute that learner's cells (registry name, e.g. fdrop) in the cached units of the budget-curve experiments, the other learners' kept";
