@@ -13,6 +13,16 @@ fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs().max(1e-12)
 }
 
+/// `data` with about a third of its entries (those below 0.45 in magnitude) zeroed, stored as
+/// CSR (exact zeros, whose deletion pairs LP (4)'s CSR layout drops).
+fn sparsified(data: &Dataset) -> Dataset {
+    let mut data = data.clone();
+    data.features_mut()
+        .map_in_place(|_, x| if x.abs() < 0.45 { 0.0 } else { x })
+        .unwrap();
+    data.with_features(data.features().to_csr().into()).unwrap()
+}
+
 #[test]
 fn svm_matches_clarabel_on_random_data() {
     for (seed, (m, n, c, shift)) in [
@@ -155,11 +165,7 @@ fn fdrop_interior_point_matches_clarabel() {
     {
         let mut data = gaussian_data(m, n, 0.7, 300 + seed as u64);
         if sparse {
-            // zero out about a third of the entries, then store as CSR
-            data.features_mut()
-                .map_in_place(|_, x| if x.abs() < 0.45 { 0.0 } else { x })
-                .unwrap();
-            data = data.with_features(data.features().to_csr().into()).unwrap();
+            data = sparsified(&data);
         }
         let fitted = FdropParams::new().k(k).c(c).fit(&data).unwrap();
         assert_eq!(
@@ -349,15 +355,8 @@ fn bad_input_is_a_typed_error() {
         assert!(e.contains(name), "{name}: {e}");
     }
     // the interior-point solver itself names its bad parameters
-    let ipm = bulwark_deletion::FdropIpm {
-        values: FeatureValues::Uniform,
-        budget: 1.0,
-        c: 1.0,
-        tolerance: 1e-8,
-        max_iter: 200,
-        threads: None,
-        settings: bulwark_deletion::DsxIpmSettings::default(),
-    };
+    // unit values, N = 1, C = 1, tolerance 1e-8, 200 iterations
+    let ipm = bulwark_deletion::FdropIpm::default();
     for (bad, name) in [
         (
             bulwark_deletion::FdropIpm {
@@ -522,10 +521,7 @@ fn fdrop_value_weighted_matches_clarabel_and_an_independent_objective() {
         let seed = seed as u64;
         let mut data = gaussian_data(m, n, 0.7, 500 + seed);
         if sparse {
-            data.features_mut()
-                .map_in_place(|_, x| if x.abs() < 0.45 { 0.0 } else { x })
-                .unwrap();
-            data = data.with_features(data.features().to_csr().into()).unwrap();
+            data = sparsified(&data);
         }
         let v = random_values(n, zero_every, 600 + seed);
         assert!(budget < v.iter().sum::<f64>());
@@ -591,10 +587,7 @@ fn fdrop_unit_values_are_the_k_form_bit_for_bit() {
     {
         let mut data = gaussian_data(m, n, 0.7, 700 + seed as u64);
         if sparse {
-            data.features_mut()
-                .map_in_place(|_, x| if x.abs() < 0.45 { 0.0 } else { x })
-                .unwrap();
-            data = data.with_features(data.features().to_csr().into()).unwrap();
+            data = sparsified(&data);
         }
         let base = FdropParams::new().c(c).tolerance(1e-8);
         let by_k = base.clone().k(k).fit(&data).unwrap();
@@ -728,10 +721,7 @@ fn fdrop_k_form_keeps_its_bits() {
     {
         let mut data = gaussian_data(m, n, 0.7, 900 + seed as u64);
         if sparse {
-            data.features_mut()
-                .map_in_place(|_, x| if x.abs() < 0.45 { 0.0 } else { x })
-                .unwrap();
-            data = data.with_features(data.features().to_csr().into()).unwrap();
+            data = sparsified(&data);
         }
         for params in [
             FdropParams::new().k(k),
