@@ -88,11 +88,12 @@ class FDROP(BulwarkClassifier):
     C: float
     k: int | None
     budget: float
+    values: str | Sequence[float]
     tolerance: float
     max_passes: int
     seed: int
     solver: str
-    def __init__(self, *, C: float = 1.0, k: int | None = None, budget: float = 1.0, tolerance: float = 1e-06, max_passes: int = 200000, seed: int = 0, solver: str = 'auto', threads: int | None = None) -> None: ...
+    def __init__(self, *, C: float = 1.0, k: int | None = None, budget: float = 1.0, values: str | Sequence[float] = 'uniform', tolerance: float = 1e-06, max_passes: int = 200000, seed: int = 0, solver: str = 'auto', threads: int | None = None) -> None: ...
     def fit(self, X: ArrayLike, y: ArrayLike) -> FDROP: ...
 
 class LR(BulwarkClassifier):

@@ -1,17 +1,26 @@
 //! FDROP (Globerson & Roweis 2006; "TGRS" in DSX §4) by the structured interior-point method.
 //!
-//! FDROP's loss `[1 − y(w·x + b) + Σ_{top K} [y w_j x_j]_+]_+`, written with its threshold
-//! `t ≥ 0` as `1 − y(w·x + b) + K t + Σ_j [y w_j x_j − t]_+`, has LP (4)'s constraints with
-//! uniform feature values and budget `K`, up to the right-hand sides: LP (4) bounds the
-//! threshold by `1/P` instead of 0, so it keeps a feature whose harm is positive but below
-//! `1/P`, which FDROP deletes. Its objective is `½‖w‖² + C Σ ξ_i` instead of a box on `w`. So
-//! FDROP is LP (4)'s layout with other right-hand sides and a quadratic term: the same
-//! block-arrow normal equations with `s²/C` added to the `w` block (`s` the working scale:
-//! [`crate::ipm`], *FDROP*). The box the method needs is kept but never active:
-//! `‖w*‖₂ ≤ 2 √(C m₋)` (`m₋` the smaller class), since `½‖w*‖²` is at most the objective at
-//! `w = 0` with the majority's constant bias, `2 C m₋`.
+//! FDROP's adversary deletes features of each example at test time; here, as in DSX §2.1, a
+//! feature `j` has a value `v_j ≥ 0` and the adversary deletes a set `S` with
+//! `Σ_{j∈S} v_j ≤ N` (relaxed: fractions `σ_j ∈ [0, 1]` with `Σ_j σ_j v_j ≤ N`). FDROP's loss
+//! is the hinge after the worst such deletion,
+//! `[1 − y(w·x + b) + max_σ Σ_j σ_j [y w_j x_j]_+]_+`, whose inner maximum is a fractional
+//! knapsack (features by `y w_j x_j / v_j`, largest first, until `N` is spent) and, by LP
+//! duality, `min_{t ≥ 0} N t + Σ_j [y w_j x_j − v_j t]_+`. With unit values and an integer
+//! `N = K` it is Globerson & Roweis's `Σ_{top K} [y w_j x_j]_+` (the `k` form: [`FdropIpm::k`],
+//! [`fdrop_objective`]).
+//!
+//! Written with its threshold `t ≥ 0`, the loss has LP (4)'s constraints with the values `v`
+//! and budget `N`, up to the right-hand sides: LP (4) bounds the threshold by `1/P` instead of
+//! 0, so it keeps a feature whose harm per unit of value is positive but below `1/P`, which
+//! FDROP deletes. Its objective is `½‖w‖² + C Σ ξ_i` instead of a box on `w`. So FDROP is
+//! LP (4)'s layout with other right-hand sides and a quadratic term: the same block-arrow
+//! normal equations with `s²/C` added to the `w` block (`s` the working scale: [`crate::ipm`],
+//! *FDROP*). The box the method needs is kept but never active: `‖w*‖₂ ≤ 2 √(C m₋)` (`m₋` the
+//! smaller class), since `½‖w*‖²` is at most the objective at `w = 0` with the majority's
+//! constant bias, `2 C m₋`.
 
-use bulwark_core::{Dataset, Error, FeatureBudget};
+use bulwark_core::{Dataset, Error, FeatureBudget, FeatureValues};
 use bulwark_lp::Status;
 
 use crate::error::Result;
@@ -21,8 +30,12 @@ use crate::layout::Lp4;
 /// One FDROP fit by the structured IPM.
 #[derive(Debug, Clone)]
 pub struct FdropIpm {
-    /// Features deleted per example.
-    pub k: usize,
+    /// The feature values `v_j ≥ 0`, the cost of deleting feature `j` (default
+    /// [`FeatureValues::Uniform`]).
+    pub values: FeatureValues,
+    /// The deletion budget `N`, in the values' units: `0 < N < V([n]) = Σ_j v_j`. With unit
+    /// values and an integer `N`, the `k = N` most harmful features of each example.
+    pub budget: f64,
     /// The loss weight `C > 0`.
     pub c: f64,
     /// The IPM's tolerance on its relative residuals and gap.
@@ -33,6 +46,22 @@ pub struct FdropIpm {
     pub threads: Option<usize>,
     /// The method's tuning constants.
     pub settings: DsxIpmSettings,
+}
+
+impl Default for FdropIpm {
+    /// Unit values, `N = 1`, `C = 1`, tolerance 1e-8, 200 iterations, rayon's pool, the default
+    /// settings.
+    fn default() -> Self {
+        Self {
+            values: FeatureValues::Uniform,
+            budget: 1.0,
+            c: 1.0,
+            tolerance: 1e-8,
+            max_iter: 200,
+            threads: None,
+            settings: DsxIpmSettings::default(),
+        }
+    }
 }
 
 /// The outcome of [`FdropIpm::solve`].
@@ -77,8 +106,32 @@ impl FdropIpmSolution {
 }
 
 impl FdropIpm {
-    /// Solves FDROP on `data` (binary, both classes, finite), `1 ≤ k < n`; a bad parameter is
-    /// a typed error naming it.
+    /// The `k` form: `k` features of equal cost deleted per example (unit values, `N = k`).
+    pub fn k(mut self, k: usize) -> Self {
+        self.values = FeatureValues::Uniform;
+        self.budget = k as f64;
+        self
+    }
+
+    /// The values resolved for `n` features and the budget, validated: a typed error names a
+    /// bad value (negative, not finite: `values[j]`), a wrong length (a shape error) or a budget
+    /// outside `0 < N < V([n])` (`budget`).
+    pub fn feature_budget(&self, n: usize) -> Result<FeatureBudget> {
+        let budget = FeatureBudget::try_new(self.values.resolve(n)?, self.budget)?;
+        if budget.budget() <= 0.0 {
+            return Err(Error::param(
+                "budget",
+                self.budget,
+                "the interior-point method needs N > 0 (with N = 0 FDROP is the SVM on the \
+                 features of positive value)",
+            )
+            .into());
+        }
+        Ok(budget)
+    }
+
+    /// Solves FDROP on `data` (binary, both classes, finite) against the budget
+    /// ([`FdropIpm::feature_budget`]); a bad parameter is a typed error naming it.
     pub fn solve(&self, data: &Dataset) -> Result<FdropIpmSolution> {
         bulwark_core::error::check_positive("C", self.c)?;
         bulwark_core::error::check_positive("tolerance", self.tolerance)?;
@@ -89,20 +142,12 @@ impl FdropIpm {
             .validate()
             .map_err(crate::params::settings_error)?;
         let n = data.n_features();
-        if self.k == 0 || self.k >= n {
-            return Err(Error::param(
-                "k",
-                self.k,
-                format!("the interior-point method needs 1 <= k < n = {n}"),
-            )
-            .into());
-        }
+        let budget = self.feature_budget(n)?;
         let labels = data.require_two_classes()?;
         let pos = labels.iter().filter(|s| s.as_f64() > 0.0).count();
         let minority = pos.min(labels.len() - pos) as f64;
         // ‖w*‖₂ ≤ 2√(C m₋) (module docs), with a margin so the box is strictly inactive
         let radius = 2.0 * (self.c * minority).sqrt() * 1.05 + 1.0;
-        let budget = FeatureBudget::uniform(n, self.k as f64)?;
         let lp = Lp4::new(data, &budget, radius)?;
         let opts = IpmOptions {
             tolerance: self.tolerance,
@@ -114,7 +159,7 @@ impl FdropIpm {
             .solve(opts, None, None)?;
         let (w, b) = (out.wb[..n].to_vec(), out.wb[n]);
         let scale = self.c * data.len() as f64;
-        let objective = fdrop_objective(&w, b, data, self.c, self.k)?;
+        let objective = fdrop_objective_valued(&w, b, data, self.c, &budget)?;
         Ok(FdropIpmSolution {
             w,
             b,
@@ -133,25 +178,123 @@ impl FdropIpm {
 }
 
 /// FDROP's objective `½‖w‖² + C Σ_i [1 − y_i(w·x_i + b) + Σ_{top k} [y_i w_j x_ij]_+]_+` at
-/// `(w, b)`.
+/// `(w, b)`: the `k` form (unit values, budget `k`; [`fdrop_objective_valued`] for any values).
 pub fn fdrop_objective(w: &[f64], b: f64, data: &Dataset, c: f64, k: usize) -> Result<f64> {
+    objective(w, b, data, c, Deletion::TopK(k))
+}
+
+/// FDROP's objective `½‖w‖² + C Σ_i [1 − y_i(w·x_i + b) + max_σ Σ_j σ_j [y_i w_j x_ij]_+]_+`
+/// at `(w, b)` against the values and budget of `budget`: `σ ∈ [0, 1]^n` with
+/// `Σ_j σ_j v_j ≤ N`, the fractional knapsack (module docs). With unit values and an integer
+/// `N` it is [`fdrop_objective`] with `k = N`, to the bit.
+pub fn fdrop_objective_valued(
+    w: &[f64],
+    b: f64,
+    data: &Dataset,
+    c: f64,
+    budget: &FeatureBudget,
+) -> Result<f64> {
+    if budget.n_features() != data.n_features() {
+        return Err(Error::shape(
+            "feature values vs data features",
+            data.n_features(),
+            budget.n_features(),
+        )
+        .into());
+    }
+    objective(w, b, data, c, Deletion::of(budget))
+}
+
+fn objective(w: &[f64], b: f64, data: &Dataset, c: f64, deletion: Deletion<'_>) -> Result<f64> {
     let y = data.binary_labels()?;
     if w.len() != data.n_features() {
         return Err(Error::shape("weights vs data features", data.n_features(), w.len()).into());
     }
     let mut loss = 0.0;
-    let mut harm = Vec::new();
+    let mut harms = Harms::default();
     for (i, yi) in y.iter().enumerate() {
         let (x, yi) = (data.row(i), yi.as_f64());
-        harm.clear();
-        harm.extend(
-            x.nonzeros()
-                .map(|(j, v)| yi * w[j] * v)
-                .filter(|h| *h > 0.0),
-        );
-        loss += example_loss(yi * (x.dot(w) + b), &mut harm, k);
+        harms.clear();
+        for (j, v) in x.nonzeros() {
+            harms.push(&deletion, j, yi * w[j] * v);
+        }
+        loss += harms.loss(&deletion, yi * (x.dot(w) + b));
     }
     Ok(0.5 * w.iter().map(|v| v * v).sum::<f64>() + c * loss)
+}
+
+/// FDROP's adversary: the `k` most harmful features (unit values and an integer budget), or
+/// the fractional knapsack over the feature values (module docs).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Deletion<'a> {
+    /// `Σ_{top k}` of the positive harms.
+    TopK(usize),
+    /// The values `v` and the budget `N`.
+    Valued {
+        /// `v_j`.
+        values: &'a [f64],
+        /// `N`.
+        budget: f64,
+    },
+}
+
+impl<'a> Deletion<'a> {
+    /// The adversary of `budget`: [`Deletion::TopK`] when every value is 1 and the budget an
+    /// integer (the `k` form's arithmetic, to the bit), else [`Deletion::Valued`].
+    pub(crate) fn of(budget: &'a FeatureBudget) -> Self {
+        let n = budget.budget();
+        if n.fract() == 0.0 && budget.values().iter().all(|&v| v == 1.0) {
+            Deletion::TopK(n as usize)
+        } else {
+            Deletion::Valued {
+                values: budget.values(),
+                budget: n,
+            }
+        }
+    }
+}
+
+/// The positive harms `y w_j x_j` of one example, for [`Harms::loss`]; reused across examples.
+#[derive(Debug, Default)]
+pub(crate) struct Harms {
+    /// [`Deletion::TopK`]: the harms.
+    top: Vec<f64>,
+    /// [`Deletion::Valued`]: `(harm, v_j)`.
+    valued: Vec<(f64, f64)>,
+}
+
+impl Harms {
+    /// Room for `n` features.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Self {
+            top: Vec::with_capacity(n),
+            valued: Vec::with_capacity(n),
+        }
+    }
+    /// Forgets the last example's harms.
+    pub(crate) fn clear(&mut self) {
+        self.top.clear();
+        self.valued.clear();
+    }
+    /// Records feature `j`'s harm `h = y w_j x_j` when it is positive.
+    #[inline]
+    pub(crate) fn push(&mut self, deletion: &Deletion<'_>, j: usize, h: f64) {
+        if h > 0.0 {
+            match deletion {
+                Deletion::TopK(_) => self.top.push(h),
+                Deletion::Valued { values, .. } => self.valued.push((h, values[j])),
+            }
+        }
+    }
+    /// The example's FDROP loss from its margin `y(w·x + b)` and the harms recorded (reordered).
+    pub(crate) fn loss(&mut self, deletion: &Deletion<'_>, margin: f64) -> f64 {
+        match *deletion {
+            Deletion::TopK(k) => example_loss(margin, &mut self.top, k),
+            Deletion::Valued { budget, .. } => {
+                valued_example_loss(margin, &mut self.valued, budget)
+            }
+        }
+    }
 }
 
 /// One example's FDROP loss `[1 − y(w·x + b) + Σ_{top k} h_j]_+` from its margin `y(w·x + b)`
@@ -162,5 +305,25 @@ pub(crate) fn example_loss(margin: f64, harm: &mut [f64], k: usize) -> f64 {
         harm.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
     }
     let top: f64 = harm[..k].iter().sum();
+    (1.0 - margin + top).max(0.0)
+}
+
+/// One example's value-weighted FDROP loss `[1 − y(w·x + b) + max_σ Σ_j σ_j h_j]_+`,
+/// `σ ∈ [0, 1]^n`, `Σ_j σ_j v_j ≤ N`, from its margin and its positive harms with their values
+/// `(h_j, v_j)` (reordered): the fractional knapsack, greedy by `h_j / v_j` (a feature of value
+/// 0 is deleted for free), the last feature that does not fit deleted by the fraction left.
+pub(crate) fn valued_example_loss(margin: f64, items: &mut [(f64, f64)], budget: f64) -> f64 {
+    let ratio = |&(h, v): &(f64, f64)| if v > 0.0 { h / v } else { f64::INFINITY };
+    items.sort_unstable_by(|a, b| ratio(b).total_cmp(&ratio(a)));
+    let (mut left, mut top) = (budget, 0.0);
+    for &(h, v) in items.iter() {
+        if v <= left {
+            top += h;
+            left -= v;
+        } else {
+            top += h * (left / v);
+            break;
+        }
+    }
     (1.0 - margin + top).max(0.0)
 }

@@ -16,7 +16,7 @@ pub use backend::StructuredBackend;
 pub use bulwark_core::FeatureValues;
 pub use bulwark_linalg::{NormalEquations, NormalEquationsPlan};
 pub use error::{DeletionError, Result};
-pub use fdrop::{FdropIpm, FdropIpmSolution, fdrop_objective};
+pub use fdrop::{FdropIpm, FdropIpmSolution, fdrop_objective, fdrop_objective_valued};
 pub use fit::SolveDiagnostics;
 pub use ipm::{DsxIpmSettings, DsxIpmSettingsBuilder, IpmOutcome, Progress};
 pub use layout::Lp4;

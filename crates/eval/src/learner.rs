@@ -133,18 +133,15 @@ impl Learner {
 
     /// The hyper-parameters of one grid point: `C`, the budget `N` and the feature values for
     /// learners that take them, the seed, and the settings the protocol fixes (DSX §4: the
-    /// LP at tolerance [`LP_TOLERANCE`]; the SVM at 1e-4; FDROP with `k = round(N)` deleted
-    /// features by its default solver: the interior-point method for `0 < k < n` (tolerance
-    /// 1e-8, at most 200 iterations), the dual coordinate descent otherwise (`k = 0`: the SVM's
-    /// problem; a certified gap of 1e-3).
-    fn params(
-        self,
-        train: &Dataset,
-        c: f64,
-        n_budget: f64,
-        values: &[f64],
-        seed: u64,
-    ) -> HyperParams {
+    /// LP at tolerance [`LP_TOLERANCE`]; the SVM at 1e-4; FDROP against the same values and
+    /// budget `N` as the LP — the worst deletion of features of total value at most `N`, so
+    /// with mutual-information values `N` is in value units, not a count of features — by its
+    /// default solver: the interior-point method for `0 < N < V([n])` (tolerance 1e-8, at most
+    /// 200 iterations), the dual coordinate descent otherwise (`N = 0`: the SVM's problem; a
+    /// certified gap of 1e-3). With unit values `N` is rounded to the whole features it deletes
+    /// (`k = round(N)`, the `k` form: the models of the unit-valued experiments are those of
+    /// FDROP's count of deletions).
+    fn params(self, c: f64, n_budget: f64, values: &[f64], seed: u64) -> HyperParams {
         let takes = |name: &str| self.0.params().iter().any(|p| p.name == name);
         let mut p = HyperParams::new().with("C", ParamValue::Float(c));
         if takes("seed") {
@@ -159,8 +156,10 @@ impl Learner {
             "lp" => p.set("tolerance", ParamValue::Float(LP_TOLERANCE)),
             "svm" => p.set("tolerance", ParamValue::Float(1e-4)),
             "fdrop" => {
-                let k = (n_budget.round() as usize).min(train.n_features());
-                p.set("k", ParamValue::Count(k as u64));
+                if values.iter().all(|&v| v == 1.0) {
+                    // unit values: whole features (a budget of every feature deletes them all)
+                    p.set("budget", ParamValue::Float(n_budget.round()));
+                }
                 p.set("tolerance", ParamValue::Float(1e-3));
                 p.set("solver", ParamValue::Text("auto".into()));
             }
@@ -194,7 +193,7 @@ impl Learner {
         values: &[f64],
         seed: u64,
     ) -> Result<FitOutcome, Error> {
-        let params = self.params(train, c, n_budget, values, seed);
+        let params = self.params(c, n_budget, values, seed);
         let first = registry::train(self.0, train, &params, None);
         let (fitted, relaxed_after) = match first {
             Ok(f) => (f, None),

@@ -290,3 +290,44 @@ fn missingness_values_follow_the_training_datas_missing_cells() {
     let v = p.floats("feature_values").unwrap();
     assert_eq!(v, [-(1.0f64 / 6.0).ln(), -(3.0f64 / 6.0).ln()]);
 }
+
+/// FDROP takes the feature values and the budget as the LP does: `values mi` with a budget in
+/// value units trains the value-weighted FDROP (the interior-point method, certified), `k` is
+/// the unit-valued shorthand (the same model as `budget` with uniform values), and `k` with
+/// other values is refused by name.
+#[test]
+fn fdrop_takes_values_and_a_budget_like_the_lp() {
+    let data = wdbc();
+    let fdrop = registry::find("fdrop").unwrap();
+    let mi = HyperParams::new()
+        .with("budget", ParamValue::Float(2.0))
+        .with("values", ParamValue::Text("mi".into()));
+    let (f, params) = registry::train_with_params(fdrop, &data, &mi, None).unwrap();
+    assert_eq!(f.report.solver, "dsx-ipm");
+    assert!(f.report.converged, "{:?}", f.report);
+    assert_eq!(f.report.details["budget"], 2.0);
+    let v = params.floats("feature_values").unwrap();
+    assert_eq!(v.len(), data.n_features());
+    assert!(v.iter().any(|&x| x != 1.0));
+    // uniform values: the k form, to the bit
+    let by_budget = registry::train(
+        fdrop,
+        &data,
+        &HyperParams::new().with("budget", ParamValue::Float(3.0)),
+        None,
+    )
+    .unwrap();
+    let by_k = registry::train(
+        fdrop,
+        &data,
+        &HyperParams::new().with("k", ParamValue::Count(3)),
+        None,
+    )
+    .unwrap();
+    assert_eq!(by_budget.model, by_k.model);
+    assert_ne!(by_budget.model, f.model);
+    let e = registry::train(fdrop, &data, &mi.with("k", ParamValue::Count(2)), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`k`"), "{e}");
+}

@@ -285,7 +285,7 @@ impl Learner for FdropLearner {
         "FDROP"
     }
     fn about(&self) -> &'static str {
-        "FDROP / TGRS (Globerson & Roweis 2006): SVM under deletion of the k most harmful features"
+        "FDROP / TGRS (Globerson & Roweis 2006): SVM under the worst deletion of features of total value at most N (with unit values, the N most harmful)"
     }
     fn params(&self) -> &'static [ParamSpec] {
         const P: &[ParamSpec] = &[
@@ -294,9 +294,10 @@ impl Learner for FdropLearner {
                 name: "k",
                 kind: ParamKind::Count,
                 default: None,
-                help: "features deleted per example (default: the integer part of --budget)",
+                help: "the k form: k features of unit value deleted per example (default: --budget in units of --values)",
             },
             BUDGET,
+            VALUES,
             SVM_TOLERANCE,
             MAX_PASSES,
             SEED,
@@ -318,19 +319,25 @@ impl Learner for FdropLearner {
         p: &HyperParams,
         _: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>> {
-        let k = match p.count_opt("k")? {
-            Some(k) => k as usize,
-            None => {
-                let n = p.float("budget")?;
-                if !(n.is_finite() && n >= 0.0) {
+        // feature values resolved by the registry (`values`), uniform when called without them
+        let values = match p.get("feature_values") {
+            Some(_) => FeatureValues::Given(p.floats("feature_values")?.to_vec()),
+            None => FeatureValues::Uniform,
+        };
+        let problem = match p.count_opt("k")? {
+            Some(k) => {
+                if let FeatureValues::Given(v) = &values
+                    && v.iter().any(|&x| x != 1.0)
+                {
                     return Err(bulwark_core::Error::param(
-                        "budget",
-                        n,
-                        "a finite number >= 0",
+                        "k",
+                        k,
+                        "the k form has unit feature values: with other values give the budget N instead",
                     ));
                 }
-                n.floor() as usize
+                FdropParams::new().k(k as usize)
             }
+            None => FdropParams::new().budget(p.float("budget")?).values(values),
         };
         let solver = match p.get("solver") {
             None => FdropSolver::Auto,
@@ -347,7 +354,7 @@ impl Learner for FdropLearner {
                 }
             },
         };
-        let f = dual_cd_settings!(FdropParams::new().k(k).solver(solver), p).fit(data)?;
+        let f = dual_cd_settings!(problem.solver(solver), p).fit(data)?;
         Ok(any(f))
     }
 }

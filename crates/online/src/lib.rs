@@ -16,4 +16,4 @@ pub use learner::{FdropLearner, LogregLearner, O2bLearner, SvmLearner};
 pub use logreg::{LogregParams, logreg_objective};
 pub use o2b::{O2bOnline, O2bParams, theorem4_bound, theorem4_step};
 pub use smo::KernelSvmParams;
-pub use svm::{FdropParams, FdropSolver, SvmParams, fdrop_objective};
+pub use svm::{FdropParams, FdropSolver, SvmParams, fdrop_objective, fdrop_objective_valued};

@@ -76,29 +76,31 @@ impl DsxIpm<'_> {
         let (n, lp) = (self.n, self.lp);
         // FDROP's C: q = s² / C (module docs, *FDROP*)
         let c = self.w_scale * self.w_scale / self.quad;
-        let k = lp.budget.budget();
+        // the adversary: the k form's top K when the values are 1 and N an integer (the same
+        // bits), else the fractional knapsack over the values (`crate::fdrop`)
+        let deletion = crate::fdrop::Deletion::of(&lp.budget);
+        let (v, budget) = (lp.v(), lp.budget.budget());
         let (w, b) = (&mut self.qbufs[..n], self.u[n]);
         for (o, &u) in w.iter_mut().zip(&self.u[..n]) {
             *o = self.w_scale * u;
         }
-        // the primal: ‖w‖²/(2C) + Σ_i [1 − y_i(w·x_i + b) + Σ_{top K} [y_i w_j x_ij]_+]_+
+        // the primal: ‖w‖²/(2C) + Σ_i [1 − y_i(w·x_i + b) + max_σ Σ_j σ_j [y_i w_j x_ij]_+]_+
         let mut primal = w.iter().map(|v| v * v).sum::<f64>() / (2.0 * c);
         for i in 0..lp.m() {
             let (yi, nz) = (lp.y[i], lp.indptr[i]);
             let mut margin = b;
             self.harm.clear();
             for t in 0..lp.support_len(i) {
-                let wx = w[lp.col(i, t)] * lp.x[nz + t];
+                let j = lp.col(i, t);
+                let wx = w[j] * lp.x[nz + t];
                 margin += wx;
-                if yi * wx > 0.0 {
-                    self.harm.push(yi * wx);
-                }
+                self.harm.push(&deletion, j, yi * wx);
             }
-            primal += crate::fdrop::example_loss(yi * margin, &mut self.harm, k as usize);
+            primal += self.harm.loss(&deletion, yi * margin);
         }
         // the dual point: per example λ' = y_a clipped into [0, 1] and the kept weights
-        // λ' − μ'_j = y_b clipped into [0, λ'], with the deletions μ' scaled into Σ_j μ'_j ≤ K λ';
-        // the bias equation Σ y_i λ_i = 0: the heavier class scaled down
+        // λ' − μ'_j = y_b clipped into [0, λ'], with the deletions μ' scaled into
+        // Σ_j v_j μ'_j ≤ N λ'; the bias equation Σ y_i λ_i = 0: the heavier class scaled down
         let (mut pos, mut neg) = (0.0, 0.0);
         for i in 0..lp.m() {
             let ya = self.y[lp.row_offset(i)].clamp(0.0, 1.0);
@@ -124,10 +126,15 @@ impl DsxIpm<'_> {
                 continue;
             }
             let r0 = lp.row_offset(i);
+            // (a unit value multiplies exactly: the k form's bits)
             let del: f64 = (0..kk)
-                .map(|t| ya - self.y[r0 + 1 + t].clamp(0.0, ya))
+                .map(|t| v[lp.col(i, t)] * (ya - self.y[r0 + 1 + t].clamp(0.0, ya)))
                 .sum();
-            let f = if del > k * ya { k * ya / del } else { 1.0 };
+            let f = if del > budget * ya {
+                budget * ya / del
+            } else {
+                1.0
+            };
             for t in 0..kk {
                 let kept = ya - f * (ya - self.y[r0 + 1 + t].clamp(0.0, ya));
                 g[lp.col(i, t)] += yi * s * kept * lp.x[nz + t];
@@ -426,11 +433,21 @@ mod tests {
     /// answer (a gap of 1e-7 at most) and a valid bound from any iterate: from the answer's
     /// duals perturbed by up to 5 %, and from random row duals (either sign, beyond 1) and a
     /// random `(w, b)`, its dual value is at most FDROP's optimum and its primal at least it.
-    /// The optimum is the IPM's, which `bulwark-online`'s tests check against clarabel.
+    /// The optimum is the IPM's, which `bulwark-online`'s tests check against clarabel. The
+    /// `k` form (unit values, `N = 1`) and value-weighted budgets (random values in `[0, 2]`,
+    /// two of them 0, a fractional `N`).
     #[test]
     fn fdrop_certificate_bounds_the_optimum() {
         use crate::fdrop::FdropIpm;
-        for (seed, k, c) in [(1, 1usize, 1.0), (2, 1, 2.0), (3, 1, 10.0), (4, 1, 50.0)] {
+        use bulwark_core::FeatureValues;
+        for (seed, budget, c, valued) in [
+            (1, 1.0, 1.0, false),
+            (2, 1.0, 2.0, false),
+            (3, 1.0, 10.0, false),
+            (4, 1.0, 50.0, false),
+            (5, 0.7, 2.0, true),
+            (6, 1.3, 10.0, true),
+        ] {
             // labels from a random direction and an offset (a bias worth fitting), 15 % flipped
             let d = {
                 let raw = data(60, 20, seed);
@@ -448,13 +465,26 @@ mod tests {
                     .collect();
                 Dataset::binary("signal", raw.features().to_dense(), y).unwrap()
             };
+            let values: Vec<f64> = if valued {
+                let mut rng = rng_from_seed(seed + 70);
+                (0..20)
+                    .map(|j| {
+                        if j % 9 == 4 {
+                            0.0
+                        } else {
+                            rng.random_range(0.0..2.0)
+                        }
+                    })
+                    .collect()
+            } else {
+                vec![1.0; 20]
+            };
             let plain = FdropIpm {
-                k,
+                values: FeatureValues::Given(values.clone()),
+                budget,
                 c,
-                tolerance: 1e-8,
-                max_iter: 200,
                 threads: Some(1),
-                settings: DsxIpmSettings::default(),
+                ..FdropIpm::default()
             }
             .solve(&d)
             .unwrap();
@@ -466,7 +496,7 @@ mod tests {
                 plain.objective
             );
             let opt = plain.objective;
-            let fb = FeatureBudget::uniform(20, k as f64).unwrap();
+            let fb = FeatureBudget::try_new(values, budget).unwrap();
             let lp = Lp4::new(&d, &fb, plain.box_radius).unwrap();
             let mut ipm = DsxIpm::for_fdrop(&lp, Some(1), &DsxIpmSettings::default(), c).unwrap();
             // at the method's own answer the certificate is tight

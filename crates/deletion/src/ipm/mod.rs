@@ -157,22 +157,25 @@
 //!
 //! # FDROP
 //!
-//! FDROP (Globerson & Roweis 2006) has LP (4)'s constraints with two differences
-//! ([`crate::fdrop`]). Its threshold `t_i` (the `K`-th largest harm `y_i x_ij w_j`) is bounded
-//! by 0 where LP (4)'s `λ_i + 1/P` is bounded by `1/P` (LP (4) keeps the features whose harm is
-//! below `1/P`, FDROP deletes every positive harm up to `K`): with `λ_i` standing for `t_i` the
-//! rows are LP (4)'s with right-hand sides `h_a = 1` and `h_b = 0`. And its objective is
+//! FDROP (Globerson & Roweis 2006) has LP (4)'s constraints, with the same feature values `v`
+//! and budget `N`, and two differences ([`crate::fdrop`]). Its threshold `t_i` (the harm per
+//! unit of value `y_i x_ij w_j / v_j` at which the adversary's knapsack stops; with unit values
+//! and `N = K`, the `K`-th largest harm) is bounded by 0 where LP (4)'s `λ_i + 1/P` is bounded
+//! by `1/P` (LP (4) keeps the features whose harm per unit of value is below `1/P`, FDROP
+//! deletes every positive harm the budget reaches): with `λ_i` standing for `t_i` the rows are
+//! LP (4)'s with right-hand sides `h_a = 1` and `h_b = 0`. And its objective is
 //! `½‖w‖² + C Σ ξ_i` instead of a box: divided by `C` and in the working variables,
 //! `Σ ξ_i + (q/2)‖w‖²` with `q = s²/C` (`s` the working scale). The quadratic adds `q w` to
 //! `w`'s dual residual, `q` to the `w` block of `H` (so the factorisation and the refined solves
 //! are LP (4)'s), and `−(q/2)‖w‖²` to the dual objective (the QP's Wolfe dual); the primal and
 //! dual steps are then equal (`w`'s dual residual depends on `w`). The box stays, with a radius
 //! at which it is never active. The certificate is FDROP's own (`certificate`): FDROP's
-//! objective at the iterate's `(w, b)` against the value of FDROP's dual (Globerson & Roweis;
+//! objective at the iterate's `(w, b)` (the fractional knapsack per example; the top `K` with
+//! unit values and an integer budget) against the value of FDROP's dual (Globerson & Roweis;
 //! `bulwark-online`'s dual solver) at a feasible point repaired from the row duals — `λ_i = C y_a`,
-//! `μ_ij = C (y_a − y_b)`, clipped into `0 ≤ μ_ij ≤ λ_i ≤ C`, `Σ_j μ_ij ≤ K λ_i`, the heavier
-//! class scaled so that `Σ_i y_i λ_i = 0` — whose value `Σ λ − ½‖w(λ, μ)‖²` is a lower bound
-//! on the optimum whatever the iterate's residuals.
+//! `μ_ij = C (y_a − y_b)`, clipped into `0 ≤ μ_ij ≤ λ_i ≤ C`, scaled into
+//! `Σ_j v_j μ_ij ≤ N λ_i`, the heavier class scaled so that `Σ_i y_i λ_i = 0` — whose value
+//! `Σ λ − ½‖w(λ, μ)‖²` is a lower bound on the optimum whatever the iterate's residuals.
 //!
 //! All vectors are allocated once; the iteration loop allocates nothing.
 //!
@@ -473,7 +476,7 @@ pub(crate) struct DsxIpm<'a> {
     /// The closed-form objective's scratch ([`DsxIpm::certificate`]).
     worst_case: DeletionScratch,
     /// The harms of one example (FDROP's certificate, [`DsxIpm::fdrop_certificate`]).
-    harm: Vec<f64>,
+    harm: crate::fdrop::Harms,
     /// Correctors kept (total).
     correctors: u32,
     /// Directions refined on the dual equations.
@@ -688,7 +691,7 @@ impl<'a> DsxIpm<'a> {
             checked_solve: false,
             clean_factor: false,
             worst_case: DeletionScratch::with_capacity(n),
-            harm: Vec::with_capacity(n),
+            harm: crate::fdrop::Harms::with_capacity(n),
             correctors: 0,
             refinements: 0,
             boost: 0,
@@ -701,8 +704,8 @@ impl<'a> DsxIpm<'a> {
     /// is a radius at which the box is never active): at the working scale `s = min(radius, 1)`
     /// (module docs, *Working scale*), `(q/2)‖w'‖²` with `q = s²/c` added to the objective
     /// `Σ ξ_i` (FDROP's objective over `c`), and the right-hand sides `h_a = 1`, `h_b = 0`
-    /// (LP (4)'s `λ_i + 1/P` is FDROP's threshold `t_i ≥ 0`). `c > 0` and finite, the budget
-    /// positive (no capped example; checked by the caller). `threads` and `settings` as for
+    /// (LP (4)'s `λ_i + 1/P` is FDROP's threshold `t_i ≥ 0`). `c > 0` and finite; a budget that is
+    /// zero to rounding (a capped example: module docs, *Zero budget*) is an error naming it. `threads` and `settings` as for
     /// [`DsxIpm::new`].
     pub(crate) fn for_fdrop(
         lp: &'a Lp4<'a>,
@@ -711,8 +714,17 @@ impl<'a> DsxIpm<'a> {
         c: f64,
     ) -> Result<Self> {
         let mut s = Self::new(lp, threads, settings)?;
+        if s.lam_fixed || !s.capped.is_empty() {
+            // a budget that is zero to rounding beside an example's support value
+            return Err(bulwark_core::Error::param(
+                "budget",
+                lp.budget.budget(),
+                "a budget N > 0 that is not zero to rounding beside the total feature value",
+            )
+            .into());
+        }
         let q = s.w_scale * s.w_scale / c;
-        debug_assert!(q.is_finite() && q > 0.0 && s.capped.is_empty());
+        debug_assert!(q.is_finite() && q > 0.0);
         s.quad = q;
         s.h_a.fill(1.0);
         s.v_over_p.fill(0.0);

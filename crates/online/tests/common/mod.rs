@@ -60,6 +60,22 @@ pub fn clarabel_fdrop(data: &Dataset, c: f64, k: usize) -> (f64, Vec<f64>, f64) 
 /// [`clarabel_fdrop`] with the bias fixed at 0 when `bias` is false (`b ≤ 0` and `−b ≤ 0`).
 #[allow(dead_code)]
 pub fn clarabel_fdrop_with(data: &Dataset, c: f64, k: usize, bias: bool) -> (f64, Vec<f64>, f64) {
+    let values = vec![1.0; data.n_features()];
+    clarabel_fdrop_valued(data, c, &values, k as f64, bias)
+}
+
+/// The value-weighted FDROP primal solved as a QP by clarabel; returns (objective, w, b). The
+/// adversary's inner maximum `max Σ_j σ_j y w_j x_j` over `σ ∈ [0, 1]^n`, `Σ_j σ_j v_j ≤ N`
+/// written by LP duality as `min_{t ≥ 0} N t + Σ_j [y w_j x_j − v_j t]_+` (unit values and
+/// `N = k`: the top-k sum). Budget 0: no `t`, the features of value 0 deleted for free (none:
+/// the SVM).
+pub fn clarabel_fdrop_valued(
+    data: &Dataset,
+    c: f64,
+    values: &[f64],
+    budget: f64,
+    bias: bool,
+) -> (f64, Vec<f64>, f64) {
     let (m, n) = (data.len(), data.n_features());
     let y = data.binary_labels().unwrap();
     let nv = n + 1 + m + m + m * n;
@@ -77,9 +93,14 @@ pub fn clarabel_fdrop_with(data: &Dataset, c: f64, k: usize, bias: bool) -> (f64
         let mut r: Vec<(usize, f64)> = (0..n).map(|j| (j, -yi * x[j])).collect();
         r.push((ib, -yi));
         r.push((ixi + i, -1.0));
-        if k > 0 {
-            r.push((it + i, k as f64));
+        if budget > 0.0 {
+            r.push((it + i, budget));
             for j in 0..n {
+                r.push((iu + i * n + j, 1.0));
+            }
+        } else {
+            // no budget: only the features of value 0 are deleted (free), `u_j ≥ y w_j x_j`
+            for j in (0..n).filter(|&j| values[j] == 0.0) {
                 r.push((iu + i * n + j, 1.0));
             }
         }
@@ -91,8 +112,12 @@ pub fn clarabel_fdrop_with(data: &Dataset, c: f64, k: usize, bias: bool) -> (f64
         rows.push(vec![(it + i, -1.0)]);
         rhs.push(0.0);
         for j in 0..n {
-            // y x_j w_j − t − u ≤ 0 ; −u ≤ 0
-            rows.push(vec![(j, yi * x[j]), (it + i, -1.0), (iu + i * n + j, -1.0)]);
+            // y x_j w_j − v_j t − u ≤ 0 ; −u ≤ 0
+            rows.push(vec![
+                (j, yi * x[j]),
+                (it + i, -values[j]),
+                (iu + i * n + j, -1.0),
+            ]);
             rhs.push(0.0);
             rows.push(vec![(iu + i * n + j, -1.0)]);
             rhs.push(0.0);
