@@ -138,7 +138,7 @@ impl Protocol {
             ),
             if self.sklearn {
                 format!(
-                    "scikit-learn 1.7 references (where installed): SimpleImputer(mean) + StandardScaler + LinearSVC / LogisticRegression, C in {:?} chosen by GridSearchCV (the same fold count, shuffled with the repetition's seed; clean folds), and HistGradientBoostingClassifier with its defaults (native missing values); the linear ones are attacked in the imputed, scaled space by the same greedy deletion, the boosted trees are not (no weights)",
+                    "scikit-learn references (the installed version; python/requirements-ci.txt pins the one CI uses): SimpleImputer(mean) + StandardScaler + LinearSVC / LogisticRegression, C in {:?} chosen by GridSearchCV (the same fold count, shuffled with the repetition's seed; clean folds), and HistGradientBoostingClassifier with its defaults (native missing values); the linear ones are attacked in the imputed, scaled space by the same greedy deletion, the boosted trees are not (no weights)",
                     crate::sklearn::MISSING_C
                 )
             } else {

@@ -243,7 +243,7 @@ pub(super) fn spec_notes(spec: &CurveSpec, mode: Mode) -> Vec<String> {
             spec.grid
         ),
         format!(
-            "scaling {:?} fitted on the training part; feature values {:?}; LP/O2B trained with the budget N they are attacked with; FDROP deletes k = round(N) features",
+            "scaling {:?} fitted on the training part; feature values {:?}; LP/O2B trained with the budget N they are attacked with; FDROP with the same values and budget N (features of total value at most N deleted; with unit values k = round(N) features)",
             spec.scaling, spec.values
         ),
         format!("mode {}", mode.as_str()),

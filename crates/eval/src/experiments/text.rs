@@ -119,7 +119,7 @@ pub fn text_with(
     };
     res.protocol = spec_notes(&uniform, cfg.mode);
     res.protocol[2] = format!(
-        "scaling {:?} (the features are 0/1 word indicators); feature values Uniform (task `uniform`) and MutualInformation on the training part (task `mi`, DSX §4.2); LP/O2B trained with the budget N they are attacked with; FDROP deletes k = round(N) features",
+        "scaling {:?} (the features are 0/1 word indicators); feature values Uniform (task `uniform`) and MutualInformation on the training part (task `mi`, DSX §4.2); LP/O2B trained with the budget N they are attacked with; FDROP with the same values and budget N (features of total value at most N deleted; with unit values k = round(N) features)",
         uniform.scaling
     );
     let mut vocabulary = Vec::new();
