@@ -377,6 +377,11 @@ pub(crate) fn solver_outcomes(s: &mut String, res: &ExperimentResult, what: &str
     }
 }
 
+/// A relative distance (a JSON number) in scientific notation, `1.2e-4`.
+pub(crate) fn sci(v: &serde_json::Value) -> String {
+    format!("{:.1e}", num(v))
+}
+
 /// A JSON number (`NaN` when it is not one: `null` cells print as NaN).
 pub(crate) fn num(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
