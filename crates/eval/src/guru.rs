@@ -32,8 +32,8 @@ mod shared;
 
 pub use report::{plots, table_json, to_markdown};
 pub(crate) use shared::{
-    SETS, SetSpec, best, builtin_task, load_tasks, loaded, parts, pct, range, run_set_units,
-    scaled, shuffled_parts, with_constant,
+    SETS, SetSpec, SgdPath, best, builtin_task, load_tasks, loaded, parts, pct, range,
+    run_set_units, scaled, shuffled_parts, with_constant,
 };
 
 use std::time::Instant;

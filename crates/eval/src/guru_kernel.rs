@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
-use crate::guru::{SETS, SetSpec, best, load_tasks, parts, pct, range};
+use crate::guru::{SETS, SetSpec, SgdPath, best, load_tasks, parts, pct, range};
 use crate::learner::SolverTally;
 use crate::stats::MeanSe;
 
@@ -152,37 +152,27 @@ struct UnitOut {
     svm_tally: SolverTally,
     /// Whether the chosen KEN-GURU and SVM fits are short of their certificate.
     unconverged_chosen: [bool; 2],
+    /// Algorithm 2 at the chosen kernel and `σ`, and its test accuracy (%).
     sgd: SgdPath,
+    sgd_acc: f64,
     notes: Vec<String>,
     /// Seconds of KEN-GURU's grid, the SVM's grid and Algorithm 2.
     seconds: [f64; 3],
-}
-
-/// Algorithm 2 at the chosen kernel and `σ`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct SgdPath {
-    /// Test accuracy (%).
-    acc: f64,
-    /// `(G(sgd) − G(batch)) / G(batch)`.
-    gap_to_batch: f64,
-    eta0: f64,
-    epochs: usize,
-    /// Certified to the protocol's `sgd_gap`.
-    converged: bool,
 }
 
 fn pct_acc(model: &dyn Classifier, d: &Dataset) -> Result<f64, Error> {
     Ok(100.0 * (1.0 - model.error_rate(d)?))
 }
 
-/// Algorithm 2 on `train` with `base`'s kernel and `σ`: `η₀` by the probe, then the run.
+/// Algorithm 2 on `train` with `base`'s kernel and `σ`: `η₀` by the probe, then the run; its
+/// test accuracy and path.
 fn sgd_path(
     base: &KenGuruParams,
     train: &Dataset,
     test: &Dataset,
     optimum: f64,
     proto: &Protocol,
-) -> Result<SgdPath, Error> {
+) -> Result<(f64, SgdPath), Error> {
     let sgd = base.clone().solver(Solver::Sgd).tolerance(proto.sgd_gap);
     let mut probes = Vec::new();
     for &k in &proto.eta_k {
@@ -200,17 +190,10 @@ fn sgd_path(
         .eta0(eta0)
         .max_epochs(proto.epochs)
         .fit_certified(train)?;
-    Ok(SgdPath {
-        acc: pct_acc(&f.model, test)?,
-        gap_to_batch: if optimum > 0.0 {
-            (f.certificate.primal - optimum) / optimum
-        } else {
-            0.0
-        },
-        eta0,
-        epochs: f.epochs,
-        converged: f.converged,
-    })
+    Ok((
+        pct_acc(&f.model, test)?,
+        SgdPath::new(f.certificate.primal, optimum, eta0, f.epochs, f.converged),
+    ))
 }
 
 fn unit(
@@ -284,7 +267,7 @@ fn unit(
         .kernel(grid[k.0].1)
         .seed(seed)
         .sigma(k.1);
-    let sgd = sgd_path(&base, &p.train, &p.test, k.5, proto)?;
+    let (sgd_acc, sgd) = sgd_path(&base, &p.train, &p.test, k.5, proto)?;
     Ok(UnitOut {
         acc: [k.3, s.3],
         kernel: [grid[k.0].0.clone(), grid[s.0].0.clone()],
@@ -293,6 +276,7 @@ fn unit(
         svm_tally,
         unconverged_chosen: [!k.4, !s.4],
         sgd,
+        sgd_acc,
         notes,
         seconds: [ken_seconds, svm_seconds, clock.elapsed().as_secs_f64()],
     })
@@ -344,7 +328,7 @@ fn run_with(
                 "svm": ms(MeanSe::of(&col(1))),
                 "paper": {"ken_guru": paper[0], "svm": paper[1]},
                 "ken_guru_minus_svm": ms(MeanSe::of(&diff)),
-                "ken_guru_sgd": ms(MeanSe::of(&outs.iter().map(|o| o.sgd.acc).collect::<Vec<_>>())),
+                "ken_guru_sgd": ms(MeanSe::of(&outs.iter().map(|o| o.sgd_acc).collect::<Vec<_>>())),
                 "splits": outs.len(),
                 "sizes": spec.sizes,
             }),
@@ -370,13 +354,7 @@ fn run_with(
                     "ken_guru": outs.iter().filter(|o| o.unconverged_chosen[0]).count(),
                     "svm": outs.iter().filter(|o| o.unconverged_chosen[1]).count(),
                 },
-                "sgd": {
-                    "gap_to_batch_median": median(outs.iter().map(|o| o.sgd.gap_to_batch).collect()),
-                    "gap_to_batch_max": outs.iter().map(|o| o.sgd.gap_to_batch).fold(f64::NEG_INFINITY, f64::max),
-                    "epochs_median": median(outs.iter().map(|o| o.sgd.epochs as f64).collect()),
-                    "eta0_median": median(outs.iter().map(|o| o.sgd.eta0).collect()),
-                    "certified": outs.iter().filter(|o| o.sgd.converged).count(),
-                },
+                "sgd": SgdPath::summary(outs.iter().map(|o| &o.sgd)),
                 "seconds": {
                     "ken_guru": outs.iter().map(|o| o.seconds[0]).sum::<f64>(),
                     "svm": outs.iter().map(|o| o.seconds[1]).sum::<f64>(),
@@ -457,14 +435,10 @@ pub fn to_markdown(res: &ExperimentResult) -> String {
         let g = &d["sgd"];
         let _ = writeln!(
             s,
-            "| {} | {} | {}, {} | {} of {} | {} | {} | {}, {} |",
+            "| {} | {} | {} | {} | {}, {} |",
             sp.title,
             pct(&t["ken_guru_sgd"]),
-            crate::report::sci(&g["gap_to_batch_median"]),
-            crate::report::sci(&g["gap_to_batch_max"]),
-            g["certified"],
-            t["splits"],
-            crate::report::num(&g["epochs_median"]),
+            SgdPath::cells(g, &t["splits"]),
             crate::report::num(&g["eta0_median"]),
             d["unconverged_chosen"]["ken_guru"],
             d["unconverged_chosen"]["svm"],

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
-use crate::guru::{best, loaded, pct, range, scaled, shuffled_parts, with_constant};
+use crate::guru::{SgdPath, best, loaded, pct, range, scaled, shuffled_parts, with_constant};
 use crate::learner::SolverTally;
 use crate::stats::MeanSe;
 use crate::synth::toy_classes;
@@ -213,17 +213,6 @@ struct UnitOut {
     seconds: [f64; 4],
 }
 
-/// One SGD algorithm at the chosen `σ`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct SgdPath {
-    /// `(G(sgd) − G(batch)) / G(batch)`.
-    gap_to_batch: f64,
-    eta0: f64,
-    epochs: usize,
-    /// Certified to the protocol's `sgd_gap`.
-    converged: bool,
-}
-
 fn pct_acc(model: &dyn Classifier, d: &Dataset) -> Result<f64, Error> {
     Ok(100.0 * (1.0 - model.error_rate(d)?))
 }
@@ -354,16 +343,13 @@ fn sgd_path(
     let obj = f.report.objective.unwrap_or(f64::INFINITY);
     Ok((
         pct_acc(&f.model, test)?,
-        SgdPath {
-            gap_to_batch: if optimum > 0.0 {
-                (obj - optimum) / optimum
-            } else {
-                0.0
-            },
-            eta0: eta0.0,
-            epochs: f.report.details.get("epochs").map_or(0, |&e| e as usize),
-            converged: f.report.converged,
-        },
+        SgdPath::new(
+            obj,
+            optimum,
+            eta0.0,
+            f.report.details.get("epochs").map_or(0, |&e| e as usize),
+            f.report.converged,
+        ),
     ))
 }
 
@@ -504,16 +490,7 @@ fn run_with(
         t.insert("splits".into(), json!(outs.len()));
         t.insert("sizes".into(), json!(spec.sizes));
         table.insert(spec.name.into(), Value::Object(t));
-        let path = |k: usize| {
-            let gaps: Vec<f64> = outs.iter().map(|o| o.sgd[k].gap_to_batch).collect();
-            json!({
-                "gap_to_batch_median": median(gaps.clone()),
-                "gap_to_batch_max": gaps.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                "epochs_median": median(outs.iter().map(|o| o.sgd[k].epochs as f64).collect()),
-                "eta0_median": median(outs.iter().map(|o| o.sgd[k].eta0).collect()),
-                "certified": outs.iter().filter(|o| o.sgd[k].converged).count(),
-            })
-        };
+        let path = |k: usize| SgdPath::summary(outs.iter().map(|o| &o.sgd[k]));
         // Algorithm 3's distance to the optimum below Algorithm 4's, per split
         let closer = outs
             .iter()
@@ -628,18 +605,10 @@ pub fn to_markdown(res: &ExperimentResult) -> String {
         let (a, b) = (&d["sgd"]["m_guru"], &d["sgd"]["m_guru_s2"]);
         let _ = writeln!(
             s,
-            "| {} | {}, {} | {} of {} | {} | {}, {} | {} of {} | {} | {} of {} | {} |",
+            "| {} | {} | {} | {} of {} | {} |",
             spec.title,
-            crate::report::sci(&a["gap_to_batch_median"]),
-            crate::report::sci(&a["gap_to_batch_max"]),
-            a["certified"],
-            t["splits"],
-            crate::report::num(&a["epochs_median"]),
-            crate::report::sci(&b["gap_to_batch_median"]),
-            crate::report::sci(&b["gap_to_batch_max"]),
-            b["certified"],
-            t["splits"],
-            crate::report::num(&b["epochs_median"]),
+            SgdPath::cells(a, &t["splits"]),
+            SgdPath::cells(b, &t["splits"]),
             d["sgd"]["m_guru_closer"],
             t["splits"],
             pct(&t["m_guru_sgd_minus_s2"]),

@@ -4,9 +4,9 @@
 use bulwark_core::{Dataset, DenseMatrix, Error, rng_for_stream};
 use bulwark_data::{BinaryTask, Scaler, ScalingKind, binary_task, load};
 use rand::seq::SliceRandom;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 
 use crate::experiment::{Observer, RunConfig};
 use crate::synth::{toy_a, toy_b};
@@ -336,6 +336,68 @@ pub(crate) fn pct(m: &Value) -> String {
         m["stderr"].as_f64().unwrap_or(f64::NAN),
     );
     format!("{mean:.2} ± {se:.2}")
+}
+
+/// One of the thesis's SGD runs at the chosen parameters (`guru_kernel`'s Algorithm 2,
+/// `guru_multiclass`'s Algorithms 3 and 4), measured against the certified batch optimum there.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SgdPath {
+    /// `(G(sgd) − G(batch)) / G(batch)` (0 when the optimum is 0).
+    pub(crate) gap_to_batch: f64,
+    pub(crate) eta0: f64,
+    pub(crate) epochs: usize,
+    /// Certified to the protocol's SGD gap.
+    pub(crate) converged: bool,
+}
+
+impl SgdPath {
+    /// The run that ended at objective `objective`, against the batch optimum `optimum`.
+    pub(crate) fn new(
+        objective: f64,
+        optimum: f64,
+        eta0: f64,
+        epochs: usize,
+        converged: bool,
+    ) -> Self {
+        let gap_to_batch = if optimum > 0.0 {
+            (objective - optimum) / optimum
+        } else {
+            0.0
+        };
+        Self {
+            gap_to_batch,
+            eta0,
+            epochs,
+            converged,
+        }
+    }
+
+    /// The runs of one data set, as the details JSON has them: the distance to the optimum
+    /// (median, max), median epochs and `η₀`, and how many runs were certified.
+    pub(crate) fn summary<'a>(paths: impl Iterator<Item = &'a SgdPath>) -> Value {
+        let paths: Vec<&SgdPath> = paths.collect();
+        let median = |v: Vec<f64>| crate::curve::median(&v).unwrap_or(f64::NAN);
+        let gaps: Vec<f64> = paths.iter().map(|p| p.gap_to_batch).collect();
+        json!({
+            "gap_to_batch_median": median(gaps.clone()),
+            "gap_to_batch_max": gaps.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            "epochs_median": median(paths.iter().map(|p| p.epochs as f64).collect()),
+            "eta0_median": median(paths.iter().map(|p| p.eta0).collect()),
+            "certified": paths.iter().filter(|p| p.converged).count(),
+        })
+    }
+
+    /// A [`SgdPath::summary`] as Markdown cells: `median, max | k of splits | median epochs`.
+    pub(crate) fn cells(summary: &Value, splits: &Value) -> String {
+        format!(
+            "{}, {} | {} of {} | {}",
+            crate::report::sci(&summary["gap_to_batch_median"]),
+            crate::report::sci(&summary["gap_to_batch_max"]),
+            summary["certified"],
+            splits,
+            crate::report::num(&summary["epochs_median"]),
+        )
+    }
 }
 
 #[cfg(test)]
