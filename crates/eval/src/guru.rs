@@ -32,7 +32,7 @@ mod shared;
 
 pub use report::{plots, table_json, to_markdown};
 pub(crate) use shared::{
-    SETS, SetSpec, SgdPath, best, builtin_task, load_tasks, loaded, parts, pct, range,
+    SETS, SetSpec, SgdPath, best, builtin_task, load_tasks, loaded, parts, pct, pct_acc, range,
     run_set_units, scaled, shuffled_parts, with_constant,
 };
 

@@ -24,14 +24,14 @@
 
 use std::time::Instant;
 
-use bulwark_core::{Classifier, Dataset, Error, Fit, Kernel};
+use bulwark_core::{Dataset, Error, Fit, Kernel};
 use bulwark_gaussian::{KenGuruParams, Solver};
 use bulwark_online::KernelSvmParams;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
-use crate::guru::{SETS, SetSpec, SgdPath, best, load_tasks, parts, pct, range};
+use crate::guru::{SETS, SetSpec, SgdPath, best, load_tasks, parts, pct, pct_acc, range};
 use crate::learner::SolverTally;
 use crate::stats::MeanSe;
 
@@ -158,10 +158,6 @@ struct UnitOut {
     notes: Vec<String>,
     /// Seconds of KEN-GURU's grid, the SVM's grid and Algorithm 2.
     seconds: [f64; 3],
-}
-
-fn pct_acc(model: &dyn Classifier, d: &Dataset) -> Result<f64, Error> {
-    Ok(100.0 * (1.0 - model.error_rate(d)?))
 }
 
 /// Algorithm 2 on `train` with `base`'s kernel and `σ`: `η₀` by the probe, then the run; its

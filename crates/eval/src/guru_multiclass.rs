@@ -27,7 +27,7 @@
 
 use std::time::Instant;
 
-use bulwark_core::{Classifier, Dataset, Error, Fit, rng_for_stream};
+use bulwark_core::{Dataset, Error, Fit, rng_for_stream};
 use bulwark_data::{class_subset, load};
 use bulwark_gaussian::{MGuruParams, Solver};
 use bulwark_online::CrammerSingerParams;
@@ -35,7 +35,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::experiment::{ExperimentResult, Mode, Observer, Row, RunConfig};
-use crate::guru::{SgdPath, best, loaded, pct, range, scaled, shuffled_parts, with_constant};
+use crate::guru::{
+    SgdPath, best, loaded, pct, pct_acc, range, scaled, shuffled_parts, with_constant,
+};
 use crate::learner::SolverTally;
 use crate::stats::MeanSe;
 use crate::synth::toy_classes;
@@ -211,10 +213,6 @@ struct UnitOut {
     notes: Vec<String>,
     /// Seconds of M-GURU's grid, the two SGD paths and the SVM's grid.
     seconds: [f64; 4],
-}
-
-fn pct_acc(model: &dyn Classifier, d: &Dataset) -> Result<f64, Error> {
-    Ok(100.0 * (1.0 - model.error_rate(d)?))
 }
 
 /// The multiclass task of a set (before splitting); toys are drawn per repetition instead.

@@ -338,6 +338,11 @@ pub(crate) fn pct(m: &Value) -> String {
     format!("{mean:.2} ± {se:.2}")
 }
 
+/// Test accuracy (%) of `model` on `d`.
+pub(crate) fn pct_acc(model: &dyn bulwark_core::Classifier, d: &Dataset) -> Result<f64, Error> {
+    Ok(100.0 * (1.0 - model.error_rate(d)?))
+}
+
 /// One of the thesis's SGD runs at the chosen parameters (`guru_kernel`'s Algorithm 2,
 /// `guru_multiclass`'s Algorithms 3 and 4), measured against the certified batch optimum there.
 #[derive(Debug, Clone, Serialize, Deserialize)]
