@@ -79,6 +79,7 @@ def test_text_shaped_objective_equals_highs(seed, method):
     # that solver answered: the structured IPM (with the method forced), certified, no fallback
     assert report["solver"] == "dsx-ipm", report
     assert report["fallbacks"] == [], report
+    assert report["normal_equations"] == method, report
     assert report["converged"] is True, report
     ref = lp4_highs(X, y, budget, C)
     assert abs(report["objective"] - ref) <= 1e-6 * max(1.0, abs(ref)), (report["objective"], ref)
