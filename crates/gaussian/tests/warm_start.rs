@@ -5,47 +5,11 @@
 //! 1e-10 and below) and the multiclass certificate's pair weights span many orders of magnitude.
 //! Warm starts of the wrong shape are typed errors.
 
-use bulwark_core::{Dataset, DenseMatrix, Kernel, Sign};
+mod common;
+
+use bulwark_core::Kernel;
 use bulwark_gaussian::{KenGuruParams, MGuruParams, Solver};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, StandardNormal};
-
-/// `c` Gaussian classes in `d` dimensions, class `k` centred at `mu·e_k`, a fraction `flip` of
-/// the labels drawn again (with `flip = 0` and a large `mu` the classes are separable).
-fn classes(m: usize, d: usize, c: usize, mu: f64, flip: f64, seed: u64) -> Dataset {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (mut rows, mut y) = (Vec::new(), Vec::new());
-    for i in 0..m {
-        let k = i % c;
-        let mut row: Vec<f64> = (0..d)
-            .map(|_| 0.3 * Distribution::<f64>::sample(&StandardNormal, &mut rng))
-            .collect();
-        row[k % d] += mu;
-        rows.push(row);
-        y.push(if rng.random::<f64>() < flip {
-            rng.random_range(0..c)
-        } else {
-            k
-        });
-    }
-    let names = (0..c).map(|k| format!("c{k}")).collect();
-    Dataset::multiclass("mc", DenseMatrix::from_rows(&rows).unwrap(), y, names).unwrap()
-}
-
-/// A curved two-class problem, a fraction `flip` of the labels flipped.
-fn binary(m: usize, flip: f64, seed: u64) -> Dataset {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (mut rows, mut y) = (Vec::new(), Vec::new());
-    for _ in 0..m {
-        let row: Vec<f64> = (0..2).map(|_| rng.random_range(-2.0..2.0)).collect();
-        let s = row[0] * row[0] + row[1] - 1.0;
-        let pos = (s > 0.0) != (rng.random::<f64>() < flip);
-        rows.push(row);
-        y.push(if pos { Sign::Pos } else { Sign::Neg });
-    }
-    Dataset::binary("k", DenseMatrix::from_rows(&rows).unwrap(), y).unwrap()
-}
+use common::{binary, classes};
 
 fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs().max(f64::MIN_POSITIVE)
@@ -61,7 +25,7 @@ fn warm_started_m_guru_lands_on_the_cold_optimum_and_is_certified() {
         (3, 3, 3, 3.0, 0.0, [1.0, 0.5, 0.25]),
     ];
     for (seed, c, d, mu, flip, path) in cases {
-        let data = classes(60, d, c, mu, flip, seed);
+        let data = classes(60, d, c, 0.3, mu, flip, seed);
         let base = MGuruParams::new().solver(Solver::Batch).tolerance(1e-9);
         let mut prev = None;
         for sigma in path {
@@ -99,7 +63,7 @@ fn warm_started_ken_guru_lands_on_the_cold_optimum_and_is_certified() {
         (1, 0.5, 0.1, [1.0, 0.5, 0.25]),
         (2, 1.0, 0.0, [0.25, 0.125, 0.0625]),
     ] {
-        let data = binary(60, flip, seed);
+        let data = binary(60, 2, flip, seed);
         let base = KenGuruParams::new()
             .kernel(Kernel::Rbf { gamma })
             .solver(Solver::Batch)
@@ -133,8 +97,8 @@ fn warm_started_ken_guru_lands_on_the_cold_optimum_and_is_certified() {
 
 #[test]
 fn warm_starts_of_the_wrong_shape_are_typed_errors() {
-    let a = classes(30, 3, 3, 1.5, 0.1, 1);
-    let b = classes(30, 4, 3, 1.5, 0.1, 1);
+    let a = classes(30, 3, 3, 0.3, 1.5, 0.1, 1);
+    let b = classes(30, 4, 3, 0.3, 1.5, 0.1, 1);
     let p = MGuruParams::new().solver(Solver::Batch);
     let other = p.fit_report(&b).unwrap().model;
     let e = p.fit_report_from(&a, Some(&other)).unwrap_err().to_string();
@@ -142,9 +106,9 @@ fn warm_starts_of_the_wrong_shape_are_typed_errors() {
     let k = KenGuruParams::new()
         .kernel(Kernel::Rbf { gamma: 1.0 })
         .solver(Solver::Batch);
-    let (small, _) = k.fit_certified(&binary(20, 0.1, 1)).unwrap();
+    let (small, _) = k.fit_certified(&binary(20, 2, 0.1, 1)).unwrap();
     let e = k
-        .fit_certified_from(&binary(30, 0.1, 1), Some(&small))
+        .fit_certified_from(&binary(30, 2, 0.1, 1), Some(&small))
         .unwrap_err()
         .to_string();
     assert!(e.contains("warm"), "{e}");
