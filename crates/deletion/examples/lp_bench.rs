@@ -35,6 +35,8 @@ mod instance;
 mod log;
 #[path = "../tests/common/rss.rs"]
 mod rss;
+#[path = "../tests/common/xtdx.rs"]
+mod xtdx;
 use instance::instance;
 
 /// Free-format MPS of an LP with `l ≤ Ax` rows (the only kind LP (4) has) and column bounds.
@@ -118,7 +120,7 @@ fn cpu_ticks() -> Option<(u64, u64)> {
 
 /// Seconds of one dense `XᵀDX` (m × n, faer GEMM), best of `reps`.
 fn xtdx_seconds(m: usize, n: usize, reps: usize) -> f64 {
-    use faer::{Accum, Mat, Par};
+    use faer::{Mat, Par};
     let x = Mat::<f64>::from_fn(m, n, |i, j| ((i * 31 + j * 17) % 13) as f64 / 13.0 - 0.5);
     let d: Vec<f64> = (0..m).map(|i| 0.5 + (i % 7) as f64 / 7.0).collect();
     let dx = Mat::<f64>::from_fn(m, n, |i, j| d[i] * x[(i, j)]);
@@ -128,21 +130,7 @@ fn xtdx_seconds(m: usize, n: usize, reps: usize) -> f64 {
     } else {
         Par::rayon(rayon::current_num_threads())
     };
-    let mut best = f64::INFINITY;
-    for _ in 0..reps {
-        let t = Instant::now();
-        faer::linalg::matmul::matmul(
-            out.as_mut(),
-            Accum::Replace,
-            x.transpose(),
-            dx.as_ref(),
-            1.0,
-            par,
-        );
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    std::hint::black_box(&out);
-    best
+    xtdx::best_seconds(&x, &dx, &mut out, par, reps)
 }
 
 /// `fashion-A-B` with two different classes `A`, `B` in `0..=9`: `(A, B)`.

@@ -415,11 +415,14 @@ fn run_with(
     for s in &proto.sets {
         data.push(load_set(s, cfg)?);
     }
+    let mut skipped = None;
     let sklearn = if proto.sklearn {
         match crate::sklearn::find_python() {
             Ok(p) => Some(crate::sklearn::Sklearn::new(p)),
             Err(why) => {
-                obs.on_note(NAME, &format!("scikit-learn references skipped: {why}"));
+                let note = format!("scikit-learn references skipped: {why}");
+                obs.on_note(NAME, &note);
+                skipped = Some(note);
                 None
             }
         }
@@ -471,6 +474,11 @@ fn run_with(
     res.repetitions = proto.seeds;
     res.budgets = proto.deletions.iter().map(|&k| k as f64).collect();
     res.protocol = proto.notes();
+    // a run without scikit-learn says so where its tables would show the references
+    if let Some(note) = skipped {
+        res.protocol.pop();
+        res.protocol.push(note);
+    }
     let keys: Vec<String> = proto
         .lineup
         .iter()
