@@ -58,9 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 match other {
                     common::RefOutcome::PrimalInfeasible => "primal infeasible",
                     common::RefOutcome::DualInfeasible => "dual infeasible",
-                    // Clarabel's status is not kept by the shared helper: a stop at the limit
-                    // is read from the clock
-                    _ if time_limit.is_some_and(|l| seconds >= l) => "time limit",
+                    common::RefOutcome::TimeLimit => "time limit",
                     _ => "other",
                 },
                 f64::NAN,

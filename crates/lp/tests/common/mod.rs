@@ -14,6 +14,8 @@ pub enum RefOutcome {
     Optimal(f64),
     PrimalInfeasible,
     DualInfeasible,
+    /// Stopped by its `time_limit` (Clarabel's `MaxTime`).
+    TimeLimit,
     Other,
 }
 
@@ -122,6 +124,7 @@ pub fn clarabel_solve_with(lp: &LpProblem, settings: DefaultSettings<f64>) -> (R
         SolverStatus::DualInfeasible | SolverStatus::AlmostDualInfeasible => {
             RefOutcome::DualInfeasible
         }
+        SolverStatus::MaxTime => RefOutcome::TimeLimit,
         _ => RefOutcome::Other,
     };
     (outcome, sol.iterations)
