@@ -70,6 +70,13 @@ fn ray_root(obj: &Objective<'_>, p: &[f64], t0: f64) -> Option<f64> {
         }
         (g1, g2 / (a * t * t))
     };
+    root_of_slope(slope, t0)
+}
+
+/// The root over `t > 0` of an increasing `slope(t) = (G'(t), G''(t))` (a convex `G` on a ray):
+/// bracketed by doubling or halving from `t0`, then safeguarded Newton (bisection when a step
+/// leaves the bracket) to the last bits ([`ray_root`]). `None` when no sign change is found.
+pub(crate) fn root_of_slope(slope: impl Fn(f64) -> (f64, f64), t0: f64) -> Option<f64> {
     if !(t0 > 0.0 && t0.is_finite()) {
         return None;
     }
@@ -369,7 +376,11 @@ pub(crate) fn solve(
         let forcing = (gnorm / g0).sqrt().min(0.5);
         let its = newton_direction(
             |p, hp| obj.hess_vec(&w_hat, wn, r_sum, &u, &k, p, hp),
-            |j| diag[j],
+            |r, z| {
+                for ((z, r), d) in z.iter_mut().zip(r).zip(&diag) {
+                    *z = r / d;
+                }
+            },
             &g,
             &mut dir,
             &mut cg,
@@ -417,12 +428,13 @@ impl CgScratch {
 }
 
 /// The Newton direction by preconditioned conjugate gradients on `H d = −g` from `d = 0`:
-/// `hess(p, out)` writes `H p`, `diag(j)` is the (positive) Jacobi preconditioner; stops at a
-/// residual `tol` or after `max_cg` products. Without curvature along the first direction the
-/// direction is the preconditioned gradient. Returns the products made.
+/// `hess(p, out)` writes `H p`, `precond(r, z)` writes `z = M⁻¹ r` for a symmetric positive
+/// (semi-)definite `M⁻¹` (definite where `H` is); stops at a residual `tol` or after `max_cg`
+/// products. Without curvature along the first direction the direction is the preconditioned
+/// gradient. Returns the products made.
 pub(crate) fn newton_direction(
     mut hess: impl FnMut(&[f64], &mut [f64]),
-    diag: impl Fn(usize) -> f64,
+    mut precond: impl FnMut(&[f64], &mut [f64]),
     g: &[f64],
     dir: &mut [f64],
     s: &mut CgScratch,
@@ -433,9 +445,9 @@ pub(crate) fn newton_direction(
     dir.fill(0.0);
     for j in 0..g.len() {
         r[j] = -g[j];
-        z[j] = r[j] / diag(j);
-        p[j] = z[j];
     }
+    precond(r, z);
+    p.copy_from_slice(z);
     let mut rz = dot(r, z);
     let mut products = 0;
     for it in 0..max_cg {
@@ -457,9 +469,7 @@ pub(crate) fn newton_direction(
         if dot(r, r).sqrt() <= tol {
             break;
         }
-        for j in 0..g.len() {
-            z[j] = r[j] / diag(j);
-        }
+        precond(r, z);
         let rz_new = dot(r, z);
         let beta = rz_new / rz;
         rz = rz_new;

@@ -41,6 +41,7 @@ mod learner;
 pub mod loss;
 pub mod multiclass;
 mod multiclass_batch;
+mod multiclass_precond;
 pub mod objective;
 mod sgd;
 pub mod special;
@@ -51,7 +52,7 @@ pub use hyperparams::{GuruParams, Solver};
 pub use kernel_guru::{KenGuruFit, KenGuruParams};
 pub use learner::{AsvcLearner, GuruLearner, KenGuruLearner, MGuruLearner};
 pub use loss::{Loss, NoiseNorm};
-pub use multiclass::{MGuruParams, MulticlassObjective};
+pub use multiclass::{MGuruParams, MulticlassObjective, NOT_CERTIFIABLE};
 pub use objective::{Certificate, Objective, RobustLoss};
 
 /// The README's example, compiled and run as a doctest.

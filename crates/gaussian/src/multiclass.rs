@@ -46,6 +46,12 @@ use crate::loss::{Loss, perspective};
 use crate::multiclass_batch::Work;
 use crate::sgd::EpochChecks;
 
+/// The key of a fit report's details set to 1 when the fit is not certifiable (not merely
+/// short of its tolerance): `G` has underflowed (every term below about 1e-280), the optimum
+/// is not determined in floating point and no certificate exists; `converged` is false and
+/// `stopped` starts with "not certifiable". Absent otherwise.
+pub const NOT_CERTIFIABLE: &str = "not_certifiable";
+
 /// The multiclass objective of one fit: borrowed rows, class indices, weights.
 #[derive(Debug)]
 pub struct MulticlassObjective<'a> {
@@ -280,6 +286,7 @@ pub struct MGuruParams {
     s2: bool,
     bias: bool,
     gap_to_batch: bool,
+    preconditioned: bool,
 }
 
 impl Default for MGuruParams {
@@ -296,6 +303,7 @@ impl Default for MGuruParams {
             s2: false,
             bias: false,
             gap_to_batch: false,
+            preconditioned: true,
         }
     }
 }
@@ -363,6 +371,14 @@ impl MGuruParams {
     /// distance to its optimum (`gap_to_batch` in the report's details).
     pub fn gap_to_batch(mut self, yes: bool) -> Self {
         self.gap_to_batch = yes;
+        self
+    }
+    /// Whether the batch solver's conjugate gradients are preconditioned (default: yes, by the
+    /// Hessian's per-feature class Laplacians, `multiclass_precond.rs`); off only to measure
+    /// what the preconditioner buys.
+    #[doc(hidden)]
+    pub fn preconditioned(mut self, yes: bool) -> Self {
+        self.preconditioned = yes;
         self
     }
     /// The tolerance in force.
@@ -560,10 +576,11 @@ impl MGuruParams {
         };
         let primal = report.objective.unwrap_or(f64::INFINITY);
         if primal <= UNDERFLOW {
-            // the terms underflow: a gap of 0/0 certifies nothing
+            // the terms underflow: a gap of 0/0 certifies nothing, and no longer run would
             report.converged = false;
+            report.details.insert(NOT_CERTIFIABLE.into(), 1.0);
             report.stopped = Some(format!(
-                "the objective underflows (G = {primal:.1e}): the classes are separated with a margin sigma = {} cannot reach, so the optimum is not determined in floating point",
+                "not certifiable: the objective underflows (G = {primal:.1e}): the classes are separated with a margin sigma = {} cannot reach, so the optimum is not determined in floating point",
                 self.sigma
             ));
         }
@@ -591,7 +608,8 @@ impl MGuruParams {
         tol: f64,
         warm: Option<&[f64]>,
     ) -> (Vec<f64>, FitReport) {
-        let out = crate::multiclass_batch::solve(obj, tol, self.max_iter, warm);
+        let (out, capped) =
+            crate::multiclass_batch::solve(obj, tol, self.max_iter, warm, self.preconditioned);
         let mut report = FitReport::new("m-guru", out.solver);
         report.iterations = Some(out.iterations as usize);
         report.converged = out.converged;
@@ -599,6 +617,7 @@ impl MGuruParams {
         out.certificate.write_to(&mut report);
         let dd = &mut report.details;
         dd.insert(out.count.0.into(), out.count.1);
+        dd.insert("cg_capped".into(), capped as f64);
         dd.insert("data_passes".into(), out.passes as f64);
         (out.w, report)
     }
@@ -675,7 +694,7 @@ impl MGuruParams {
         dd.insert("relative_improvement".into(), improvement.max(0.0));
         dd.insert("eta0".into(), self.eta0);
         if self.gap_to_batch {
-            let opt = crate::multiclass_batch::solve(obj, 1e-10, self.max_iter, None);
+            let (opt, _) = crate::multiclass_batch::solve(obj, 1e-10, self.max_iter, None, true);
             let g = opt.certificate.primal;
             dd.insert("batch_objective".into(), g);
             dd.insert("batch_duality_gap".into(), opt.certificate.relative_gap);

@@ -4,12 +4,17 @@
 //! **Objective.** `G(W) = Σ_m c_m Σ_{k≠y_m} g(σ‖Δ_{y_m k}‖, 1 − Δ_{y_m k}ᵀx_m)`,
 //! `Δ_{ab} = w_a − w_b`, `g(a, b) = a f̃(b/a)` (Ginodi eq. (5.14)): convex, and unchanged when the
 //! same vector is added to every `w_a` (only differences enter). The solver starts on the ray
-//! of the limit gradient at `W = 0` (as the binary batch solver does) and runs Newton–CG with
-//! an Armijo line search; the gradient and every Hessian product are orthogonal to the shifts
-//! and the preconditioner (one scale per feature, shared by the classes) keeps them so (what
-//! CG's rounding adds along the shifts is removed from each direction). A step that lowers `G`
-//! is followed by the ray search on the new point (`G(τW)` from its scores, no pass over the
-//! data) when that gains more than [`RAY_GAIN`]. A warm start (the optimum at a nearby `σ`)
+//! of the limit gradient at `W = 0` (as the binary batch solver does) and runs inexact
+//! Newton–CG with an Armijo line search; the gradient and every Hessian product are orthogonal
+//! to the shifts, and so is the preconditioner (`multiclass_precond.rs`: the Hessian's `C × C`
+//! class Laplacian per feature, with one BFGS pair that makes it exact on the radial direction
+//! `Ŵ`; what CG's rounding adds along the shifts is removed from each direction). CG stops at a
+//! residual `η‖∇G‖` with Eisenstat and Walker's second forcing term (a ratio of successive
+//! gradients, so it does not shrink with the scale of `G`, which in the Gaussian tail falls by
+//! tens of orders of magnitude). The Newton direction's radial part is dropped and every step
+//! is followed by the exact minimisation on the new point's ray (`G(τW)` from its scores, no
+//! pass over the data; the root of the slope, exact to rounding): along the ray `G` is flat,
+//! then linear, far from its quadratic model. A warm start (the optimum at a nearby `σ`)
 //! replaces the limit gradient's direction.
 //!
 //! **Certificate.** For `p_{mk} ∈ [0, 1]` the conjugate inequality `g(a, b) ≥ p b + a s(p)`
@@ -33,9 +38,10 @@
 //! `G − P = ⟨∇G, W⟩`): the gap closes. With two classes it is the certificate of (3.17).
 
 use crate::algorithm::{Outcome, UNDERFLOW};
-use crate::batch::{CgScratch, armijo, minimise_on_ray, newton_direction};
+use crate::batch::{CgScratch, armijo, minimise_on_ray, newton_direction, root_of_slope};
 use crate::loss::perspective;
 use crate::multiclass::MulticlassObjective;
+use crate::multiclass_precond::{FeatureLaplacians, PairMemory, laplacian_factor, laplacian_solve};
 use crate::objective::{Certificate, largest_feasible_scale};
 
 /// The buffers of the solver and the certificate, allocated once per fit. Ordered class pairs
@@ -74,6 +80,11 @@ pub(crate) struct Work {
     col: Vec<f64>,
     cap: Vec<f64>,
     unorm: Vec<f64>,
+    /// The preconditioner's sums per ordered pair `(y, k)` over its terms: `Σ kk x²` and
+    /// `Σ kk uσ x` (`C·C·d`), `Σ kk u²σ²` (`C·C`).
+    kx2: Vec<f64>,
+    kux: Vec<f64>,
+    ku2: Vec<f64>,
     /// The terms of each unordered pair `a < b` (CSR by `a·C + b`).
     offsets: Vec<usize>,
     terms: Vec<usize>,
@@ -129,6 +140,9 @@ impl Work {
             col: vec![0.0; c],
             cap: vec![0.0; c * c],
             unorm: vec![0.0; c * c],
+            kx2: vec![0.0; c * c * d],
+            kux: vec![0.0; c * c * d],
+            ku2: vec![0.0; c * c],
             offsets,
             terms,
         }
@@ -185,6 +199,37 @@ impl Work {
     /// `G(W)` at the point of [`Work::set_point`] (Ginodi eq. (5.14)).
     pub(crate) fn value(&self, obj: &MulticlassObjective<'_>) -> f64 {
         self.value_at_scale(obj, 1.0)
+    }
+
+    /// `(G'(t), G''(t))` of `t ↦ G(tW)` for the `W` of [`Work::set_point`], from its norms and
+    /// scores: per term (`n = ‖Δ‖`, `s = Δᵀx`, `u = (1 − ts)/(σtn)`) `σ n r(u) − s f̃'(u)` and
+    /// `f̃''(u)/(σ n t³)` (the derivatives of `σtn f̃(u)`, Ginodi eq. (5.14), as in `batch.rs`).
+    fn ray_slope(&self, obj: &MulticlassObjective<'_>, t: f64) -> (f64, f64) {
+        let c = self.c;
+        let (sigma, loss) = (obj.sigma, obj.loss);
+        let (mut g1, mut g2) = (0.0, 0.0);
+        for i in 0..obj.len() {
+            let y = obj.class[i];
+            let cw = obj.weight(i);
+            let sy = self.scores[i * c + y];
+            for k in (0..c).filter(|&k| k != y) {
+                let n = self.norm[y * c + k];
+                if n > 0.0 {
+                    let sk = sy - self.scores[i * c + k];
+                    let u = (1.0 - t * sk) / (sigma * t * n);
+                    g1 += cw * (sigma * n * loss.scale_derivative(u) - sk * loss.d1(u));
+                    g2 += cw * loss.d2(u) / (sigma * n * t * t * t);
+                }
+            }
+        }
+        (g1, g2)
+    }
+
+    /// The minimiser `τ` of `G(τW)` for the `W` of [`Work::set_point`] (no pass over the data),
+    /// as the root of its slope near `t0`; `None` when it does not lower `G` below `G(t0 W)`.
+    fn ray_minimum(&self, obj: &MulticlassObjective<'_>, t0: f64) -> Option<f64> {
+        let t = root_of_slope(|t| self.ray_slope(obj, t), t0)?;
+        (self.value_at_scale(obj, t) < self.value_at_scale(obj, t0)).then_some(t)
     }
 
     /// `G(W)` and `∇G(W)` into `grad` at the point of [`Work::set_point`]; keeps `u`, `p = f̃'(u)`
@@ -254,18 +299,18 @@ impl Work {
     }
 
     /// The Hessian weights at the point of the last [`Work::gradient`] (terms with `Δ ≠ 0`):
-    /// `kk = c f̃''(u)/a`, `tt = σ c r(u)/‖Δ‖`, and a Jacobi-like preconditioner, one value per
-    /// feature shared by the classes, into `diag`.
-    fn curvature(&mut self, obj: &MulticlassObjective<'_>, diag: &mut [f64]) {
-        let c = self.c;
+    /// `kk = c f̃''(u)/a`, `tt = σ c r(u)/‖Δ‖`, and the preconditioner's pair–feature weights
+    /// `D_ab,j` (`multiclass_precond.rs`) into `blocks`, factored.
+    fn curvature(&mut self, obj: &MulticlassObjective<'_>, blocks: &mut FeatureLaplacians) {
+        let (c, d) = (self.c, self.d);
         let (sigma, loss) = (obj.sigma, obj.loss);
         self.tsum.fill(0.0);
-        diag.fill(0.0);
-        let mut iso = 0.0;
+        self.kx2.fill(0.0);
+        self.kux.fill(0.0);
+        self.ku2.fill(0.0);
         for i in 0..obj.len() {
             let y = obj.class[i];
             let cw = obj.weight(i);
-            let mut kx = 0.0;
             for k in (0..c).filter(|&k| k != y) {
                 let t = i * c + k;
                 let n = self.norm[y * c + k];
@@ -277,18 +322,35 @@ impl Work {
                     self.kk[t] = 0.0;
                     self.tt[t] = 0.0;
                 }
-                self.tsum[y * c + k] += self.tt[t];
-                iso += self.tt[t];
-                kx += self.kk[t];
-            }
-            if kx > 0.0 {
-                obj.add_squares(i, kx, diag);
+                let yk = y * c + k;
+                self.tsum[yk] += self.tt[t];
+                let kk = self.kk[t];
+                if kk > 0.0 {
+                    let us = self.u[t] * sigma;
+                    obj.add_squares(i, kk, &mut self.kx2[yk * d..(yk + 1) * d]);
+                    obj.axpy(i, kk * us, &mut self.kux[yk * d..(yk + 1) * d]);
+                    self.ku2[yk] += kk * us * us;
+                }
             }
         }
-        let dmax = diag.iter().fold(0.0_f64, |a, b| a.max(*b)) + iso;
-        for v in diag.iter_mut() {
-            *v = (*v + iso).max(1e-12 * dmax).max(1e-300);
+        // D_ab,j = Σ over the two orders (y, k) of the pair: Σ kk (x_j + uσΔ̂_j)² + Σ tt (1 − Δ̂_j²)
+        for a in 0..c {
+            for b in a + 1..c {
+                let out = &mut blocks.weight[(a * c + b) * d..(a * c + b + 1) * d];
+                out.fill(0.0);
+                for yk in [a * c + b, b * c + a] {
+                    let hat = &self.hat[yk * d..(yk + 1) * d];
+                    let (kx2, kux) = (&self.kx2[yk * d..], &self.kux[yk * d..]);
+                    let (ku2, ts) = (self.ku2[yk], self.tsum[yk]);
+                    for j in 0..d {
+                        let h = hat[j];
+                        let v = kx2[j] + 2.0 * h * kux[j] + h * h * ku2;
+                        out[j] += v.max(0.0) + ts * (1.0 - h * h).max(0.0);
+                    }
+                }
+            }
         }
+        blocks.factor();
     }
 
     /// `out = ∇²G(W) p` at the point of the last [`Work::curvature`]: per term
@@ -409,14 +471,8 @@ impl Work {
             }
         }
         self.wts.copy_from_slice(&self.lap);
-        laplacian_potentials(
-            &mut self.lap,
-            c,
-            d,
-            &mut self.rvec,
-            &mut self.phi,
-            &mut self.col,
-        );
+        laplacian_factor(&mut self.lap, c, &mut self.col);
+        laplacian_solve(&self.lap, c, d, &self.col, &mut self.rvec, &mut self.phi);
         let omega = |lap: &[f64], a: usize, b: usize| -> f64 {
             let (lo, hi) = (a.min(b), a.max(b));
             lap[lo * c + hi]
@@ -482,57 +538,6 @@ impl Work {
     }
 }
 
-/// The potentials `φ` of `L φ = R` for the weighted Laplacian of the `C` classes, weights `ω`
-/// (symmetric row-major `C × C`, diagonal unused; overwritten), one column per feature (`rhs`
-/// and `phi` class by class, `C·d`; `rhs` overwritten; `pivot` of length `C`). Gaussian
-/// elimination in class order with every pivot computed as the sum of the remaining weights of
-/// its class (a Schur complement of a Laplacian is a Laplacian: the Grassmann–Taksar–Heyman
-/// form), so that only positive numbers are added and every weight keeps its relative accuracy
-/// whatever their range. A class left without neighbours is the last of its connected component:
-/// its potential is 0 and its remaining right-hand side (the component's total of `R`, zero up
-/// to rounding) is dropped.
-fn laplacian_potentials(
-    omega: &mut [f64],
-    c: usize,
-    d: usize,
-    rhs: &mut [f64],
-    phi: &mut [f64],
-    pivot: &mut [f64],
-) {
-    for k in 0..c {
-        let pk: f64 = (k + 1..c).map(|j| omega[k * c + j]).sum();
-        pivot[k] = pk;
-        if !(pk > 0.0 && pk.is_finite()) {
-            continue;
-        }
-        for i in k + 1..c {
-            let f = omega[i * c + k] / pk;
-            if f == 0.0 {
-                continue;
-            }
-            for j in (k + 1..c).filter(|&j| j != i) {
-                omega[i * c + j] += f * omega[k * c + j];
-            }
-            for col in 0..d {
-                rhs[i * d + col] += f * rhs[k * d + col];
-            }
-        }
-    }
-    for k in (0..c).rev() {
-        let pk = pivot[k];
-        if !(pk > 0.0 && pk.is_finite()) {
-            phi[k * d..(k + 1) * d].fill(0.0);
-            continue;
-        }
-        for col in 0..d {
-            let s: f64 = (k + 1..c)
-                .map(|j| omega[k * c + j] * phi[j * d + col])
-                .sum();
-            phi[k * d + col] = (rhs[k * d + col] + s) / pk;
-        }
-    }
-}
-
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -548,9 +553,6 @@ fn remove_shift(w: &mut [f64], c: usize, d: usize) {
     }
 }
 
-/// The relative decrease of `G` for which a Newton iterate is moved to the minimum on its ray.
-const RAY_GAIN: f64 = 1e-3;
-
 /// Newton–CG on (5.14) to a certified relative gap `tolerance` (module notes), at most
 /// `max_iter` Newton iterations. Every buffer is allocated before the first iteration.
 ///
@@ -564,7 +566,8 @@ pub(crate) fn solve(
     tolerance: f64,
     max_iter: usize,
     start: Option<&[f64]>,
-) -> Outcome {
+    preconditioned: bool,
+) -> (Outcome, usize) {
     let (c, d) = (obj.classes, obj.dim());
     let dim = c * d;
     let mut work = Work::new(obj);
@@ -573,14 +576,22 @@ pub(crate) fn solve(
     let mut grad = vec![0.0; dim];
     let mut dir = vec![0.0; dim];
     let mut cg = CgScratch::new(dim);
-    let mut diag = vec![0.0; d];
+    let mut blocks = FeatureLaplacians::new(c, d);
+    // the radial direction's pair (Ŵ, HŴ) over the Laplacians
+    let mut radial = PairMemory::new(dim, 1);
+    let (mut w_hat, mut h_hat) = (vec![0.0; dim], vec![0.0; dim]);
+    let mut g_prev = f64::NAN;
+    let mut forcing = 0.5_f64;
     let mut passes = 0usize;
+    let cg_cap = dim.clamp(20, 500);
 
     // the limit gradient at W = 0 (every pair at the hinge's kink); start on its ray
     work.set_point(obj, &w);
     let mut value = work.gradient(obj, &mut grad);
     passes += 2;
     let gn = dot(&grad, &grad).sqrt();
+    // Newton iterations whose CG stopped at its product cap
+    let mut capped = 0usize;
     let done = |w: Vec<f64>, cert: Certificate, it: usize, cg: usize, passes: usize, why| Outcome {
         w,
         certificate: cert,
@@ -595,7 +606,7 @@ pub(crate) fn solve(
         // every directional derivative at 0 vanishes: W = 0 is optimal
         let cert = work.certificate(obj, value);
         let why = (cert.relative_gap > tolerance).then(|| "the certificate at W = 0".to_string());
-        return done(w, cert, 0, 0, passes, why);
+        return (done(w, cert, 0, 0, passes, why), 0);
     }
     for (d, g) in dir.iter_mut().zip(&grad) {
         *d = -g / gn;
@@ -614,12 +625,14 @@ pub(crate) fn solve(
     passes += 1;
     let smax = work.scores.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
     let t0 = minimise_on_ray(|t| work.value_at_scale(obj, t), 1.0 / smax.max(1e-300));
+    // the golden section's `τ` polished to the root of the slope (the Newton steps below leave
+    // the radial direction to this search, so its slope must vanish to rounding)
+    let t0 = work.ray_minimum(obj, t0).unwrap_or(t0);
     for (w, d) in w.iter_mut().zip(&dir) {
         *w = t0 * d;
     }
 
     let (mut iterations, mut cg_total) = (0usize, 0usize);
-    let mut g0 = f64::NAN;
     let mut stopped: Option<String> = None;
     loop {
         work.set_point(obj, &w);
@@ -628,7 +641,7 @@ pub(crate) fn solve(
         let cert = work.certificate(obj, value);
         passes += 1;
         if cert.relative_gap <= tolerance {
-            return done(w, cert, iterations, cg_total, passes, None);
+            return (done(w, cert, iterations, cg_total, passes, None), capped);
         }
         if value <= UNDERFLOW {
             // the terms have underflowed: nothing smaller is distinguishable, stop here (the
@@ -641,35 +654,73 @@ pub(crate) fn solve(
             stopped.get_or_insert_with(|| format!("iteration limit {max_iter}"));
         }
         if stopped.is_some() {
-            return done(w, cert, iterations, cg_total, passes, stopped);
+            return (done(w, cert, iterations, cg_total, passes, stopped), capped);
         }
         iterations += 1;
         let gnorm = dot(&grad, &grad).sqrt();
-        if g0.is_nan() {
-            g0 = gnorm.max(1e-300);
+        // the forcing term of Eisenstat and Walker's second choice, `0.9 (‖g_k‖/‖g_{k−1}‖)²`
+        // (at most 1/2, safeguarded): a ratio, so it does not shrink with the scale of `G` —
+        // in the Gaussian tail `G` and its gradient fall by tens of orders of magnitude, and a
+        // forcing relative to the first gradient asked CG for the impossible
+        if g_prev.is_finite() {
+            let next = 0.9 * (gnorm / g_prev).powi(2);
+            let guard = 0.9 * forcing * forcing;
+            forcing = (if guard > 0.1 { next.max(guard) } else { next }).min(0.5);
         }
+        g_prev = gnorm;
 
-        // Newton direction by preconditioned CG on H d = −g
-        work.curvature(obj, &mut diag);
+        // Newton direction by preconditioned CG on H d = −g: the per-feature class Laplacians,
+        // updated (one BFGS pair) to be exact on the radial direction Ŵ, whose curvature is
+        // tiny (G is 1-homogeneous but for the margin's 1: H W = −Σ kk q)
+        work.curvature(obj, &mut blocks);
         passes += 1;
-        let forcing = (gnorm / g0).sqrt().min(0.5);
+        let wn = dot(&w, &w).sqrt();
+        for (h, x) in w_hat.iter_mut().zip(&w) {
+            *h = x / wn;
+        }
+        work.hess_vec(obj, &w_hat, &mut h_hat);
+        passes += 1;
+        radial.clear();
+        radial.push(&w_hat, &h_hat);
         let its = newton_direction(
             |p, hp| work.hess_vec(obj, p, hp),
-            |j| diag[j % d],
+            |r, z| {
+                if preconditioned {
+                    radial.apply(r, z, |q, z| blocks.apply(q, z));
+                } else {
+                    z.copy_from_slice(r);
+                }
+            },
             &grad,
             &mut dir,
             &mut cg,
             forcing * gnorm,
-            dim.clamp(20, 500),
+            cg_cap,
         );
         passes += its;
         cg_total += its;
+        capped += usize::from(its >= cg_cap);
         // G is flat along the shifts and CG's rounding grows a shift in the direction when the
-        // Hessian is ill-conditioned (at small σ, to 1e13 of `W`'s differences); removed
+        // Hessian is ill-conditioned (at small σ, to 1e13 of `W`'s differences); removed. The
+        // radial part is removed too: along the ray G is far from its quadratic model (flat,
+        // then linear), and the exact search on the ray after the step replaces it
         remove_shift(&mut dir, c, d);
+        let along = dot(&dir, &w_hat);
+        let full = dot(&grad, &dir);
+        for (x, h) in dir.iter_mut().zip(&w_hat) {
+            *x -= along * h;
+        }
+        let mut slope = dot(&grad, &dir);
+        if slope >= 0.0 && full < 0.0 {
+            // the ray search left a radial slope (it did not lower G: the precision floor) that
+            // the tangential part alone cannot use: the whole direction
+            for (x, h) in dir.iter_mut().zip(&w_hat) {
+                *x += along * h;
+            }
+            slope = dot(&grad, &dir);
+        }
 
         // Armijo backtracking
-        let slope = dot(&grad, &dir);
         if slope >= 0.0 || !slope.is_finite() {
             stopped = Some("no descent direction (the precision floor)".into());
             continue;
@@ -684,20 +735,13 @@ pub(crate) fn solve(
             continue;
         }
         std::mem::swap(&mut w, &mut w_trial);
-        {
-            // then to the minimum on the new point's ray: `G(τW)` from the scores the line
-            // search's last evaluation left in `work` (no pass over the data). At small σ the
-            // Newton steps lengthen `W` slowly (the optimum's norm grows like 1/σ² in the
-            // Gaussian tail), and this step does it at once (docs/design/gaussian.md)
-            let smax = work.scores.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
-            let here = work.value(obj);
-            let t = minimise_on_ray(|t| work.value_at_scale(obj, t), 1.0 / smax.max(1e-300));
-            // only for a real gain: the golden section finds `τ` to about √ε, which would
-            // perturb a converged iterate's gradient (and its certificate) at first order
-            if work.value_at_scale(obj, t) < (1.0 - RAY_GAIN) * here {
-                for x in w.iter_mut() {
-                    *x *= t;
-                }
+        // then to the minimum on the new point's ray, from the scores the line search's last
+        // evaluation left in `work` (no pass over the data): the root of the slope of `G(τW)`,
+        // exact to rounding (a search on values would be good to √ε in τ only, which perturbs
+        // the gradient's radial part — the certificate's `G − P = ⟨∇G, W⟩` — at first order)
+        if let Some(t) = work.ray_minimum(obj, 1.0) {
+            for x in w.iter_mut() {
+                *x *= t;
             }
         }
     }

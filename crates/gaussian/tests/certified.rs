@@ -258,6 +258,55 @@ fn m_guru_certificate_bounds_the_optimum_at_sgd_points_and_converged_means_certi
 }
 
 #[test]
+fn m_guru_batch_certifies_in_the_gaussian_tail_where_plain_cg_hits_its_cap() {
+    // separable classes at a small σ (6 classes, 10 features): the Hessian's pair weights span
+    // many orders of magnitude; without a preconditioner CG stops at its product cap and no
+    // certificate is reached in 100 Newton iterations
+    let (seed, m, c, d, sigma) = (7, 150, 6, 10, 0.03125);
+    let data = classes(m, d, c, 0.7, 2.0, 0.0, seed);
+    let p = MGuruParams::new()
+        .sigma(sigma)
+        .solver(Solver::Batch)
+        .tolerance(1e-8);
+    let plain = p.clone().preconditioned(false).fit(&data).unwrap();
+    let f = p.fit(&data).unwrap();
+    let (rp, r) = (&plain.report, &f.report);
+    eprintln!(
+        "tail: plain {} Newton iterations, CG capped on {}, gap {:.2e}; preconditioned {} iterations, {} CG products, capped on {}, gap {:.2e}, G {:.3e}",
+        rp.iterations.unwrap(),
+        rp.details["cg_capped"],
+        rp.reached.unwrap(),
+        r.iterations.unwrap(),
+        r.details["cg_iterations"],
+        r.details["cg_capped"],
+        r.reached.unwrap(),
+        r.objective.unwrap()
+    );
+    assert!(rp.details["cg_capped"] >= 1.0, "{rp:?}");
+    assert!(!rp.converged, "{rp:?}");
+    assert!(r.converged && r.reached.unwrap() <= 1e-8, "{r:?}");
+    assert!(r.details["cg_capped"] < rp.details["cg_capped"], "{r:?}");
+    // the independent L-BFGS, run to its precision floor (the gradient is of the objective's
+    // tiny scale, so no absolute gradient test)
+    let x = data.features().to_dense();
+    let y = class_indices(&data);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let w0: Vec<f64> = (0..c * d).map(|_| rng.random_range(-0.1..0.1)).collect();
+    let g = lbfgs(
+        w0,
+        |w| m_guru_objective(&x, &y, c, sigma, w),
+        dot,
+        50000,
+        0.0,
+    )
+    .1;
+    let gb = r.objective.unwrap();
+    eprintln!("tail: (batch − L-BFGS)/L-BFGS {:.2e}", (gb - g) / g);
+    assert!((gb - g).abs() <= 1e-6 * g, "batch {gb} vs L-BFGS {g}");
+    assert!(r.details["dual_objective"] <= g * (1.0 + 1e-12));
+}
+
+#[test]
 fn a_stalled_m_guru_sgd_is_not_converged_and_reports_its_distance() {
     // a large step: the SGD's best objective stops improving well above the optimum
     let data = classes(150, 4, 3, 1.0, 1.5, 0.1, 11);
