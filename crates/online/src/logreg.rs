@@ -14,6 +14,7 @@
 
 use std::time::Instant;
 
+use bulwark_core::comm::{self, Communicator, Counted, Single};
 use bulwark_core::{
     Dataset, Error, Fit, FitReport, Fitted, LinearModel, ParamGuard, Result, RowView,
 };
@@ -94,11 +95,16 @@ fn row_dot(x: RowView<'_>, w: &[f64]) -> f64 {
 }
 
 struct Problem<'a> {
+    /// This rank's examples (all of them on one process).
     data: &'a Dataset,
     y: Vec<f64>,
     l2: f64,
     intercept: bool,
     n: usize,
+    /// The number of examples over every rank.
+    m: f64,
+    /// Combines the per-example sums of the ranks ([`Single`] on one process: a no-op).
+    comm: &'a dyn Communicator,
 }
 
 impl Problem<'_> {
@@ -110,14 +116,15 @@ impl Problem<'_> {
         }
     }
     fn value(&self, theta: &[f64], z: &[f64]) -> f64 {
-        let m = self.y.len() as f64;
         let loss: f64 = z.iter().zip(&self.y).map(|(z, y)| softplus(-y * z)).sum();
+        let mut loss = [loss];
+        self.comm.allreduce_sum(&mut loss);
         let w = &theta[..self.n];
-        loss / m + 0.5 * self.l2 * dot4(w, w)
+        loss[0] / self.m + 0.5 * self.l2 * dot4(w, w)
     }
-    /// Gradient and the Hessian weights `d_i = p_i (1 − p_i)`.
+    /// Gradient and the Hessian weights `d_i = p_i (1 − p_i)` (of this rank's examples).
     fn gradient(&self, theta: &[f64], z: &[f64], g: &mut [f64], d: &mut [f64]) {
-        let m = self.y.len() as f64;
+        let m = self.m;
         g.fill(0.0);
         let (gw, gb) = g.split_at_mut(self.n);
         for i in 0..self.y.len() {
@@ -130,7 +137,8 @@ impl Problem<'_> {
             let p = sigmoid(z[i]);
             d[i] = p * (1.0 - p) / m;
         }
-        for (g, w) in gw.iter_mut().zip(&theta[..self.n]) {
+        self.comm.allreduce_sum(g);
+        for (g, w) in g[..self.n].iter_mut().zip(&theta[..self.n]) {
             *g += self.l2 * w;
         }
     }
@@ -147,6 +155,8 @@ impl Problem<'_> {
                 ob[0] += t;
             }
         }
+        self.comm.allreduce_sum(out);
+        let (ow, ob) = out.split_at_mut(self.n);
         for (o, v) in ow.iter_mut().zip(vw) {
             *o += self.l2 * v;
         }
@@ -154,6 +164,51 @@ impl Problem<'_> {
             ob[0] = 0.0;
         }
     }
+    /// Whether the margins separate every example of every rank.
+    fn separates(&self, z: &[f64]) -> bool {
+        let mut missed = [f64::from(u8::from(
+            !z.iter().zip(&self.y).all(|(z, y)| y * z > 0.0),
+        ))];
+        self.comm.allreduce_max(&mut missed);
+        missed[0] == 0.0
+    }
+}
+
+/// The labels of this rank's examples as `±1`, after the checks of every binary learner made
+/// over all ranks: no rank's share may be refused and, together, the shares hold both classes.
+/// Returns the labels and the number of examples over every rank.
+fn labels_over_ranks(local: &Dataset, comm: &dyn Communicator) -> Result<(Vec<f64>, usize)> {
+    if comm.size() == 1 {
+        let y = binary_training_labels(local, "logreg")?;
+        return Ok((y.iter().map(|s| s.as_f64()).collect(), local.len()));
+    }
+    // the checks of `binary_training_labels` that a share can pass alone
+    let checked = (|| {
+        local.reject_weights("logreg")?;
+        local.check_finite()?;
+        if local.n_features() == 0 {
+            return Err(Error::param("data", "0 features", "at least one feature"));
+        }
+        local.binary_labels()
+    })();
+    let y = comm::agree(comm, checked)?;
+    comm::check_same(comm, "the number of features", local.n_features() as u64)?;
+    let positives = y.iter().filter(|s| s.as_f64() > 0.0).count();
+    let mut counts = [local.len() as f64, positives as f64];
+    comm.allreduce_sum(&mut counts);
+    let (m, positives) = (counts[0] as usize, counts[1] as usize);
+    if m == 0 {
+        return Err(Error::param("data", "empty", "at least one example"));
+    }
+    if positives == 0 || positives == m {
+        let class = local.class_names().get(usize::from(positives > 0));
+        return Err(Error::SingleClass {
+            context: format!("{} (over {} ranks)", local.name(), comm.size()),
+            class: class.cloned().unwrap_or_default(),
+            count: m,
+        });
+    }
+    Ok((y.iter().map(|s| s.as_f64()).collect(), m))
 }
 
 fn norm(v: &[f64]) -> f64 {
@@ -166,16 +221,36 @@ impl Fit for LogregParams {
     type Model = LinearModel;
     type Error = Error;
     fn fit(&self, data: &Dataset) -> Result<Fitted<LinearModel>> {
+        self.fit_over(data, &Single)
+    }
+}
+
+impl LogregParams {
+    /// Trains on the examples of every rank of `comm`, `local` being this rank's share: each
+    /// pass over the examples (loss, gradient, Hessian–vector product, the separability test)
+    /// sums over the local rows and combines the ranks' partial sums with one
+    /// [`Communicator::allreduce_sum`]; the Newton–CG step and the line search run on every rank
+    /// alike, so every rank returns the same model. With [`Single`] this is [`Fit::fit`]. With
+    /// more than one rank the report adds `ranks`, `allreduce_calls` and `allreduce_values`
+    /// (the `f64`s each rank sent).
+    pub fn fit_over(
+        &self,
+        local: &Dataset,
+        comm: &dyn Communicator,
+    ) -> Result<Fitted<LinearModel>> {
         let start = Instant::now();
         self.check_ref()?;
-        let labels = binary_training_labels(data, "logreg")?;
-        let (m, n) = (data.len(), data.n_features());
+        let counted = Counted::new(comm);
+        let (y, m_all) = labels_over_ranks(local, &counted)?;
+        let (m, n) = (local.len(), local.n_features());
         let pb = Problem {
-            data,
-            y: labels.iter().map(|s| s.as_f64()).collect(),
+            data: local,
+            y,
             l2: self.l2,
             intercept: self.intercept,
             n,
+            m: m_all as f64,
+            comm: &counted,
         };
         let dim = n + 1;
         let mut theta = vec![0.0; dim];
@@ -204,7 +279,7 @@ impl Fit for LogregParams {
                 converged = true;
                 break;
             }
-            if self.l2 == 0.0 && z.iter().zip(&pb.y).all(|(z, y)| y * z > 0.0) {
+            if self.l2 == 0.0 && pb.separates(&z) {
                 separable = true;
                 break;
             }
@@ -301,6 +376,12 @@ impl Fit for LogregParams {
             .details
             .insert("separable".into(), f64::from(u8::from(separable)));
         report.details.insert("l2".into(), self.l2);
+        if comm.size() > 1 {
+            let d = &mut report.details;
+            d.insert("ranks".into(), comm.size() as f64);
+            d.insert("allreduce_calls".into(), counted.calls() as f64);
+            d.insert("allreduce_values".into(), counted.values() as f64);
+        }
         Ok(Fitted { model, report })
     }
 }
