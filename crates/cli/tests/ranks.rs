@@ -5,11 +5,10 @@
 mod common;
 use common::*;
 
-use std::process::Command;
-
 #[cfg(not(feature = "mpi"))]
 #[test]
 fn several_ranks_without_the_feature_are_refused() {
+    use std::process::Command;
     for var in ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"] {
         let out = tmp("refused.json");
         let o = Command::new(env!("CARGO_BIN_EXE_bulwark"))

@@ -251,6 +251,26 @@ mod tests {
         pending: Rc<RefCell<Vec<Vec<f64>>>>,
     }
 
+    impl Communicator for Sim {
+        fn rank(&self) -> usize {
+            self.rank
+        }
+        fn size(&self) -> usize {
+            self.size
+        }
+        fn allreduce_sum(&self, _: &mut [f64]) {
+            unreachable!()
+        }
+        fn allreduce_max(&self, buf: &mut [f64]) {
+            // the other rank's contribution is already pending
+            for other in self.pending.borrow().iter() {
+                for (b, o) in buf.iter_mut().zip(other) {
+                    *b = b.max(*o);
+                }
+            }
+        }
+    }
+
     #[test]
     fn one_rank_failing_fails_every_rank() {
         // two "ranks" with a shared max: rank 1 fails, rank 0 is told so
@@ -260,25 +280,6 @@ mod tests {
             size: 2,
             pending: pending.clone(),
         };
-        impl Communicator for Sim {
-            fn rank(&self) -> usize {
-                self.rank
-            }
-            fn size(&self) -> usize {
-                self.size
-            }
-            fn allreduce_sum(&self, _: &mut [f64]) {
-                unreachable!()
-            }
-            fn allreduce_max(&self, buf: &mut [f64]) {
-                // the other rank's contribution is already pending
-                for other in self.pending.borrow().iter() {
-                    for (b, o) in buf.iter_mut().zip(other) {
-                        *b = b.max(*o);
-                    }
-                }
-            }
-        }
         // rank 1 failed: it contributes [1, K − 1]
         pending.borrow_mut().push(vec![1.0, 1.0]);
         let e = agree(&r0, Ok::<(), Error>(())).unwrap_err();
