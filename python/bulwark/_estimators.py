@@ -105,6 +105,11 @@ class BulwarkClassifier(ClassifierMixin, BaseEstimator):
             self.coef_ = np.asarray(w, dtype=np.float64).reshape(1, -1)
             self.intercept_ = np.array([b], dtype=np.float64)
         self.fit_report_ = json.loads(self._model.to_json())["report"]
+        # what model files do not store, known right after a fit (as `bulwark train --json`)
+        for key in ("normal_equations", "stopped"):
+            value = getattr(self._model, key)
+            if value is not None:
+                self.fit_report_[key] = value
         if any(p["name"] == "max_iter" for p in self._spec["params"]):
             # iterations of the solver that answered (summed over attempts), as sklearn's n_iter_
             self.n_iter_ = int(self.fit_report_.get("iterations") or 0)
@@ -248,7 +253,8 @@ def _docstring(spec):
         "intercept_ : ndarray of shape (1,)",
         "    Binary linear models only.",
         "fit_report_ : dict",
-        "    What the solver reported (solver, convergence, objective, seconds, ...).",
+        "    What the solver reported (solver, convergence, objective, seconds, ...; after a fit",
+        "    also ``normal_equations`` and ``stopped`` where the solver has them).",
     ]
     return "\n".join(lines)
 

@@ -90,11 +90,15 @@ fn pivoted_cholesky(gram: &mut Gram<'_>, kdiag: &[f64], max_rank: usize) -> Fact
 }
 
 /// The batch fit to the relative gap `tol` (module notes); the report's figures other than
-/// the certificate's (which [`KenGuruParams::fit_certified`] adds).
+/// the certificate's (which [`KenGuruParams::fit_certified`] adds). `warm` (`β`, one per
+/// training example) is a warm start: `w₀ = Σ β_m φ(x_m)` has the coordinates `z₀ = Lᵀβ` in
+/// the factor's basis (its projection onto the pivots' span, exact when the factor is), whose
+/// direction the linear solver's ray search starts from.
 pub(crate) fn fit(
     params: &KenGuruParams,
     data: &Dataset,
     tol: f64,
+    warm: Option<&[f64]>,
 ) -> Result<(KenGuruFit, FitReport)> {
     let (p, mut gram) = params.setup(data)?;
     let labels = data.binary_training_labels()?;
@@ -102,7 +106,9 @@ pub(crate) fn fit(
     let m = p.y.len();
     // the factor within the cache cap (at least one column)
     let max_rank = (params.cache_bytes / (8 * m.max(1))).clamp(1, m);
+    let clock = std::time::Instant::now();
     let factor = pivoted_cholesky(&mut gram, &p.kdiag, max_rank);
+    let factor_seconds = clock.elapsed().as_secs_f64();
     let r = factor.pivots.len();
     if r == 0 {
         return Err(Error::Numerical {
@@ -121,7 +127,16 @@ pub(crate) fn fit(
         features = features.with_weights(w.to_vec())?;
     }
     let lin = Objective::new(&features, labels, p.spec, false);
-    let out = batch::solve(&lin, tol, params.max_iter, None);
+    let start = warm.filter(|b| b.len() == m).map(|beta| {
+        let mut z = vec![0.0; r];
+        for (i, &b) in beta.iter().enumerate().filter(|(_, b)| **b != 0.0) {
+            for (z, l) in z.iter_mut().zip(&factor.l[i * factor.stride..]) {
+                *z += b * l;
+            }
+        }
+        z
+    });
+    let out = batch::solve(&lin, tol, params.max_iter, start.as_deref());
     drop(lin);
     drop(features);
     // β on the pivots: L_Pᵀ β_P = z, back substitution (L_P[j][k] = l[pivot_j, k], k ≤ j)
@@ -171,6 +186,7 @@ pub(crate) fn fit(
     let d = &mut report.details;
     d.insert(out.count.0.into(), out.count.1);
     d.insert("factor_rank".into(), r as f64);
+    d.insert("factor_seconds".into(), factor_seconds);
     let dmax = p.kdiag.iter().fold(0.0_f64, |a, b| a.max(*b));
     d.insert("factor_residual".into(), factor.residual / dmax.max(1e-300));
     d.insert("factor_duality_gap".into(), out.certificate.relative_gap);

@@ -355,13 +355,38 @@ impl KenGuruParams {
 
     /// Fits and returns the full outcome (the [`Fit`] impl wraps it into a [`FitReport`]).
     pub fn fit_certified(&self, data: &Dataset) -> Result<(KenGuruFit, FitReport)> {
+        self.fit_certified_from(data, None)
+    }
+
+    /// [`Self::fit_certified`] with a warm start for the batch solver: the direction of
+    /// `warm`'s `w = Σ β_m φ(x_m)` (a fit on the same training data, e.g. the optimum at a
+    /// nearby `σ` along a path), its length found by a line search on the ray
+    /// (`kernel_batch.rs`). A `warm` fit on other data (another `β` length) is an error; SGD
+    /// always starts at `w = 0` (Algorithm 2).
+    pub fn fit_certified_from(
+        &self,
+        data: &Dataset,
+        warm: Option<&KenGuruFit>,
+    ) -> Result<(KenGuruFit, FitReport)> {
         let start = Instant::now();
+        if let Some(f) = warm
+            && f.beta.len() != data.len()
+        {
+            return Err(Error::param(
+                "warm",
+                format!("a fit with {} coefficients", f.beta.len()),
+                format!("a fit on these {} training examples", data.len()),
+            ));
+        }
+        let warm = warm.map(|f| f.beta.as_slice());
         let (fit, mut report) = match self.solver {
-            Solver::Batch => crate::kernel_batch::fit(self, data, self.effective_tolerance())?,
+            Solver::Batch => {
+                crate::kernel_batch::fit(self, data, self.effective_tolerance(), warm)?
+            }
             Solver::Sgd => self.fit_sgd(data)?,
         };
         if self.solver == Solver::Sgd && self.gap_to_batch {
-            let (opt, _) = crate::kernel_batch::fit(self, data, 1e-10)?;
+            let (opt, _) = crate::kernel_batch::fit(self, data, 1e-10, None)?;
             let g = opt.certificate.primal;
             let d = &mut report.details;
             d.insert("batch_objective".into(), g);

@@ -515,12 +515,47 @@ impl MGuruParams {
 
     /// Fits and returns the model with its report.
     pub fn fit_report(&self, data: &Dataset) -> Result<Fitted<MulticlassLinearModel>> {
+        self.fit_report_from(data, None)
+    }
+
+    /// [`Self::fit_report`] with a warm start for the batch solver: the direction of `warm`'s
+    /// `W` (its weights, and its biases when [`MGuruParams::bias`] is on), e.g. the optimum at
+    /// a nearby `σ` along a path; its length is found by a line search on the ray
+    /// (`multiclass_batch.rs`). `warm` must have the data's classes and features (an error
+    /// otherwise); a `W` without class differences is no start (the solver's own is used).
+    /// SGD always starts at `W = 0` (Algorithms 3–4).
+    pub fn fit_report_from(
+        &self,
+        data: &Dataset,
+        warm: Option<&MulticlassLinearModel>,
+    ) -> Result<Fitted<MulticlassLinearModel>> {
         let start = Instant::now();
         self.check_ref()?;
         let obj = MulticlassObjective::new(data, self.loss, self.sigma, self.bias)?;
         let tol = self.effective_tolerance();
+        let (c, d, n) = (obj.classes, obj.dim(), data.n_features());
+        let warm = match warm {
+            None => None,
+            Some(m) if m.weights().rows() != c || m.weights().cols() != n => {
+                return Err(Error::param(
+                    "warm",
+                    format!("{} x {}", m.weights().rows(), m.weights().cols()),
+                    format!("a model of {c} classes x {n} features"),
+                ));
+            }
+            Some(m) => {
+                let mut w = vec![0.0; c * d];
+                for k in 0..c {
+                    w[k * d..k * d + n].copy_from_slice(m.weights().row(k));
+                    if self.bias {
+                        w[k * d + n] = m.biases()[k];
+                    }
+                }
+                Some(w)
+            }
+        };
         let (w, mut report) = match self.solver {
-            Solver::Batch => self.batch(&obj, tol),
+            Solver::Batch => self.batch(&obj, tol, warm.as_deref()),
             Solver::Sgd => self.sgd(&obj, tol),
         };
         let primal = report.objective.unwrap_or(f64::INFINITY);
@@ -532,7 +567,6 @@ impl MGuruParams {
                 self.sigma
             ));
         }
-        let (c, d, n) = (obj.classes, obj.dim(), data.n_features());
         let mut weights = DenseMatrix::zeros(c, n);
         let mut biases = vec![0.0; c];
         for k in 0..c {
@@ -551,8 +585,13 @@ impl MGuruParams {
     }
 
     /// The batch solver (`multiclass_batch.rs`).
-    fn batch(&self, obj: &MulticlassObjective<'_>, tol: f64) -> (Vec<f64>, FitReport) {
-        let out = crate::multiclass_batch::solve(obj, tol, self.max_iter);
+    fn batch(
+        &self,
+        obj: &MulticlassObjective<'_>,
+        tol: f64,
+        warm: Option<&[f64]>,
+    ) -> (Vec<f64>, FitReport) {
+        let out = crate::multiclass_batch::solve(obj, tol, self.max_iter, warm);
         let mut report = FitReport::new("m-guru", out.solver);
         report.iterations = Some(out.iterations as usize);
         report.converged = out.converged;
@@ -636,7 +675,7 @@ impl MGuruParams {
         dd.insert("relative_improvement".into(), improvement.max(0.0));
         dd.insert("eta0".into(), self.eta0);
         if self.gap_to_batch {
-            let opt = crate::multiclass_batch::solve(obj, 1e-10, self.max_iter);
+            let opt = crate::multiclass_batch::solve(obj, 1e-10, self.max_iter, None);
             let g = opt.certificate.primal;
             dd.insert("batch_objective".into(), g);
             dd.insert("batch_duality_gap".into(), opt.certificate.relative_gap);

@@ -6,7 +6,11 @@
 //! same vector is added to every `w_a` (only differences enter). The solver starts on the ray
 //! of the limit gradient at `W = 0` (as the binary batch solver does) and runs Newton–CG with
 //! an Armijo line search; the gradient and every Hessian product are orthogonal to the shifts
-//! and the preconditioner (one scale per feature, shared by the classes) keeps them so.
+//! and the preconditioner (one scale per feature, shared by the classes) keeps them so (what
+//! CG's rounding adds along the shifts is removed from each direction). A step that lowers `G`
+//! is followed by the ray search on the new point (`G(τW)` from its scores, no pass over the
+//! data) when that gains more than [`RAY_GAIN`]. A warm start (the optimum at a nearby `σ`)
+//! replaces the limit gradient's direction.
 //!
 //! **Certificate.** For `p_{mk} ∈ [0, 1]` the conjugate inequality `g(a, b) ≥ p b + a s(p)`
 //! (`s` the concave conjugate of `f̃`, Ginodi Lemma 6: `s = φ∘Φ⁻¹`) summed over the terms gives,
@@ -20,7 +24,9 @@
 //! the sum is `≥ 0` for every `W` (Cauchy–Schwarz per pair), so `min G ≥ P`. The `U` offered is
 //! `U_{ab} = σ S_{ab} Δ̂_{ab} + ω_{ab}(φ_a − φ_b)`: the tight choice at the current `W`, whose
 //! divergences differ from `N` by minus the gradient, corrected by the least-squares flow
-//! (`ω_{ab} = S_{ab}`, potentials `φ` from the `C × C` weighted Laplacian). Then the dual point is
+//! (`ω_{ab} = S_{ab}`, potentials `φ` from the `C × C` weighted Laplacian, eliminated without
+//! subtractions so that weights many orders of magnitude apart — pairs deep in the Gaussian tail
+//! at small σ — keep their relative accuracy; a pair without dual mass carries no flow). Then the dual point is
 //! scaled by the largest `κ ∈ (0, 1]` with `κ‖U_{ab}‖ ≤ σ S_{ab}(κp)` for every pair (each
 //! side concave in `κ`, `s(0) = 0`), and the bound is `κP`. At the optimum `∇G = 0`, the
 //! correction vanishes, `κ = 1` and `P = G` (Euler's identity for the 1-homogeneous `g` gives
@@ -63,6 +69,8 @@ pub(crate) struct Work {
     rvec: Vec<f64>,
     phi: Vec<f64>,
     lap: Vec<f64>,
+    wts: Vec<f64>,
+    pairp: Vec<f64>,
     col: Vec<f64>,
     cap: Vec<f64>,
     unorm: Vec<f64>,
@@ -116,6 +124,8 @@ impl Work {
             rvec: vec![0.0; c * d],
             phi: vec![0.0; c * d],
             lap: vec![0.0; c * c],
+            wts: vec![0.0; c * c],
+            pairp: vec![0.0; c * c],
             col: vec![0.0; c],
             cap: vec![0.0; c * c],
             unorm: vec![0.0; c * c],
@@ -347,6 +357,7 @@ impl Work {
         // the divergences N_a = Σ_{y=a} c Σ_k p x − Σ_{k=a} c p x, and S per ordered pair
         self.nvec.fill(0.0);
         self.acc.fill(0.0);
+        self.pairp.fill(0.0);
         for i in 0..obj.len() {
             let y = obj.class[i];
             let cw = obj.weight(i);
@@ -358,21 +369,20 @@ impl Work {
                     continue;
                 }
                 self.acc[y * c + k] += cw * loss.conjugate(self.p[t], self.q[t]);
+                self.pairp[y * c + k] += cw * self.p[t];
                 self.xcoef[t] = -cw * self.p[t];
                 xy += cw * self.p[t];
             }
             self.xcoef[i * c + y] = xy;
         }
         obj.add_rows_into(&self.xcoef, &mut self.nvec);
-        // capacities σS_ab (a < b) and the residual R = N − div(σ S Δ̂), made to sum to 0
+        // capacities σS_ab (a < b) and the residual R = N − div(σ S Δ̂)
         self.cap.fill(0.0);
         self.rvec.copy_from_slice(&self.nvec);
-        let mut smax = 0.0_f64;
         for a in 0..c {
             for b in a + 1..c {
                 let s = self.acc[a * c + b] + self.acc[b * c + a];
                 self.cap[a * c + b] = sigma * s;
-                smax = smax.max(s);
                 let hat = &self.hat[(a * c + b) * d..(a * c + b + 1) * d];
                 for j in 0..d {
                     self.rvec[a * d + j] -= sigma * s * hat[j];
@@ -380,52 +390,42 @@ impl Work {
                 }
             }
         }
-        for j in 0..d {
-            let mean = (0..c).map(|a| self.rvec[a * d + j]).sum::<f64>() / c as f64;
-            for a in 0..c {
-                self.rvec[a * d + j] -= mean;
-            }
-        }
-        // the least-squares flow: L φ = R with the Laplacian of ω_ab = S_ab (+ a floor that
-        // keeps the graph connected), solved as (L + η11ᵀ) φ = R (1ᵀR = 0 gives 1ᵀφ = 0)
-        let floor = if smax > 0.0 { 1e-9 * smax } else { 1.0 };
-        let omega = |cap: &[f64], a: usize, b: usize| -> f64 {
-            let (lo, hi) = (a.min(b), a.max(b));
-            cap[lo * c + hi] / sigma + floor
-        };
-        let mut mean_w = 0.0;
+        // the least-squares flow: L φ = R with the Laplacian of the weights ω_ab = S_ab, or
+        // P_ab (the pair's Σ c p) where S_ab is 0 (p = 1 everywhere: the κ scaling gives such a
+        // pair capacity), 0 for a pair without dual mass — its terms add nothing to N or to
+        // div(σSΔ̂), so over each connected component R sums to 0 (up to rounding) and no flow
+        // needs to cross. No floor: at small σ the weights span hundreds of orders of magnitude,
+        // and a floor above a pair's capacity makes it infeasible (κ = 0).
         self.lap.fill(0.0);
         for a in 0..c {
-            for b in (0..c).filter(|&b| b != a) {
-                let w = omega(&self.cap, a, b);
-                self.lap[a * c + b] = -w;
-                self.lap[a * c + a] += w;
-                mean_w += w;
+            for b in a + 1..c {
+                let (s, pm) = (
+                    self.cap[a * c + b] / sigma,
+                    self.pairp[a * c + b] + self.pairp[b * c + a],
+                );
+                let w = if s > 0.0 { s } else { pm };
+                self.lap[a * c + b] = w;
+                self.lap[b * c + a] = w;
             }
         }
-        let eta = mean_w / (c * c) as f64;
-        for v in self.lap.iter_mut() {
-            *v += eta;
-        }
-        let factored = cholesky_in_place(&mut self.lap, c);
-        if factored {
-            for j in 0..d {
-                for a in 0..c {
-                    self.col[a] = self.rvec[a * d + j];
-                }
-                cholesky_solve(&self.lap, c, &mut self.col);
-                for a in 0..c {
-                    self.phi[a * d + j] = self.col[a];
-                }
-            }
-        } else {
-            self.phi.fill(0.0);
-        }
+        self.wts.copy_from_slice(&self.lap);
+        laplacian_potentials(
+            &mut self.lap,
+            c,
+            d,
+            &mut self.rvec,
+            &mut self.phi,
+            &mut self.col,
+        );
+        let omega = |lap: &[f64], a: usize, b: usize| -> f64 {
+            let (lo, hi) = (a.min(b), a.max(b));
+            lap[lo * c + hi]
+        };
         // ‖U_ab‖, U_ab = σ S_ab Δ̂_ab + ω_ab (φ_a − φ_b), and the residual of the constraints
         let mut residual = f64::NEG_INFINITY;
         for a in 0..c {
             for b in a + 1..c {
-                let w = omega(&self.cap, a, b);
+                let w = omega(&self.wts, a, b);
                 let cap = self.cap[a * c + b];
                 let hat = &self.hat[(a * c + b) * d..(a * c + b + 1) * d];
                 let n = (0..d)
@@ -447,7 +447,7 @@ impl Work {
             }
         }
         // the largest κ feasible for every pair: κ‖U_ab‖ ≤ σ S_ab(κp)
-        let mut scale = if factored { 1.0_f64 } else { 0.0 };
+        let mut scale = 1.0_f64;
         for a in 0..c {
             for b in a + 1..c {
                 if scale <= 0.0 {
@@ -482,45 +482,54 @@ impl Work {
     }
 }
 
-/// Cholesky `A = LLᵀ` of a small dense SPD matrix (row-major `n × n`) in place (the lower
-/// triangle); `false` when a pivot is not positive.
-fn cholesky_in_place(a: &mut [f64], n: usize) -> bool {
-    for j in 0..n {
-        let mut s = a[j * n + j];
-        for k in 0..j {
-            s -= a[j * n + k] * a[j * n + k];
+/// The potentials `φ` of `L φ = R` for the weighted Laplacian of the `C` classes, weights `ω`
+/// (symmetric row-major `C × C`, diagonal unused; overwritten), one column per feature (`rhs`
+/// and `phi` class by class, `C·d`; `rhs` overwritten; `pivot` of length `C`). Gaussian
+/// elimination in class order with every pivot computed as the sum of the remaining weights of
+/// its class (a Schur complement of a Laplacian is a Laplacian: the Grassmann–Taksar–Heyman
+/// form), so that only positive numbers are added and every weight keeps its relative accuracy
+/// whatever their range. A class left without neighbours is the last of its connected component:
+/// its potential is 0 and its remaining right-hand side (the component's total of `R`, zero up
+/// to rounding) is dropped.
+fn laplacian_potentials(
+    omega: &mut [f64],
+    c: usize,
+    d: usize,
+    rhs: &mut [f64],
+    phi: &mut [f64],
+    pivot: &mut [f64],
+) {
+    for k in 0..c {
+        let pk: f64 = (k + 1..c).map(|j| omega[k * c + j]).sum();
+        pivot[k] = pk;
+        if !(pk > 0.0 && pk.is_finite()) {
+            continue;
         }
-        if !(s > 0.0 && s.is_finite()) {
-            return false;
-        }
-        let l = s.sqrt();
-        a[j * n + j] = l;
-        for i in j + 1..n {
-            let mut t = a[i * n + j];
-            for k in 0..j {
-                t -= a[i * n + k] * a[j * n + k];
+        for i in k + 1..c {
+            let f = omega[i * c + k] / pk;
+            if f == 0.0 {
+                continue;
             }
-            a[i * n + j] = t / l;
+            for j in (k + 1..c).filter(|&j| j != i) {
+                omega[i * c + j] += f * omega[k * c + j];
+            }
+            for col in 0..d {
+                rhs[i * d + col] += f * rhs[k * d + col];
+            }
         }
     }
-    true
-}
-
-/// Solves `LLᵀx = b` in place with the factor of [`cholesky_in_place`].
-fn cholesky_solve(l: &[f64], n: usize, b: &mut [f64]) {
-    for i in 0..n {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= l[i * n + k] * b[k];
+    for k in (0..c).rev() {
+        let pk = pivot[k];
+        if !(pk > 0.0 && pk.is_finite()) {
+            phi[k * d..(k + 1) * d].fill(0.0);
+            continue;
         }
-        b[i] = s / l[i * n + i];
-    }
-    for i in (0..n).rev() {
-        let mut s = b[i];
-        for k in i + 1..n {
-            s -= l[k * n + i] * b[k];
+        for col in 0..d {
+            let s: f64 = (k + 1..c)
+                .map(|j| omega[k * c + j] * phi[j * d + col])
+                .sum();
+            phi[k * d + col] = (rhs[k * d + col] + s) / pk;
         }
-        b[i] = s / l[i * n + i];
     }
 }
 
@@ -528,9 +537,34 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// Removes from `W` (class by class, `C·d`) its shift, the mean over the classes per feature
+/// (which `G` does not see).
+fn remove_shift(w: &mut [f64], c: usize, d: usize) {
+    for j in 0..d {
+        let mean = (0..c).map(|a| w[a * d + j]).sum::<f64>() / c as f64;
+        for a in 0..c {
+            w[a * d + j] -= mean;
+        }
+    }
+}
+
+/// The relative decrease of `G` for which a Newton iterate is moved to the minimum on its ray.
+const RAY_GAIN: f64 = 1e-3;
+
 /// Newton–CG on (5.14) to a certified relative gap `tolerance` (module notes), at most
 /// `max_iter` Newton iterations. Every buffer is allocated before the first iteration.
-pub(crate) fn solve(obj: &MulticlassObjective<'_>, tolerance: f64, max_iter: usize) -> Outcome {
+///
+/// `start` (class by class, `C·d`, finite and not a pure shift) is a warm start, e.g. the
+/// optimum at a nearby `σ`: its direction, with the shifts removed, replaces the limit
+/// gradient's on the same ray search, so the first iterate is `τ Ŵ₀` with `τ` minimising
+/// `G(τ Ŵ₀)` — only the direction is trusted, as in the binary solver (its length at the old
+/// `σ` is not the right one at the new: module notes of `batch.rs`).
+pub(crate) fn solve(
+    obj: &MulticlassObjective<'_>,
+    tolerance: f64,
+    max_iter: usize,
+    start: Option<&[f64]>,
+) -> Outcome {
     let (c, d) = (obj.classes, obj.dim());
     let dim = c * d;
     let mut work = Work::new(obj);
@@ -565,6 +599,16 @@ pub(crate) fn solve(obj: &MulticlassObjective<'_>, tolerance: f64, max_iter: usi
     }
     for (d, g) in dir.iter_mut().zip(&grad) {
         *d = -g / gn;
+    }
+    if let Some(s) = start.filter(|s| s.len() == dim) {
+        w.copy_from_slice(s);
+        remove_shift(&mut w, c, d);
+        let sn = dot(&w, &w).sqrt();
+        if sn > 0.0 && sn.is_finite() {
+            for (d, w) in dir.iter_mut().zip(&w) {
+                *d = w / sn;
+            }
+        }
     }
     work.set_point(obj, &dir);
     passes += 1;
@@ -620,6 +664,9 @@ pub(crate) fn solve(obj: &MulticlassObjective<'_>, tolerance: f64, max_iter: usi
         );
         passes += its;
         cg_total += its;
+        // G is flat along the shifts and CG's rounding grows a shift in the direction when the
+        // Hessian is ill-conditioned (at small σ, to 1e13 of `W`'s differences); removed
+        remove_shift(&mut dir, c, d);
 
         // Armijo backtracking
         let slope = dot(&grad, &dir);
@@ -637,5 +684,21 @@ pub(crate) fn solve(obj: &MulticlassObjective<'_>, tolerance: f64, max_iter: usi
             continue;
         }
         std::mem::swap(&mut w, &mut w_trial);
+        {
+            // then to the minimum on the new point's ray: `G(τW)` from the scores the line
+            // search's last evaluation left in `work` (no pass over the data). At small σ the
+            // Newton steps lengthen `W` slowly (the optimum's norm grows like 1/σ² in the
+            // Gaussian tail), and this step does it at once (docs/design/gaussian.md)
+            let smax = work.scores.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+            let here = work.value(obj);
+            let t = minimise_on_ray(|t| work.value_at_scale(obj, t), 1.0 / smax.max(1e-300));
+            // only for a real gain: the golden section finds `τ` to about √ε, which would
+            // perturb a converged iterate's gradient (and its certificate) at first order
+            if work.value_at_scale(obj, t) < (1.0 - RAY_GAIN) * here {
+                for x in w.iter_mut() {
+                    *x *= t;
+                }
+            }
+        }
     }
 }

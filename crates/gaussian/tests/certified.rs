@@ -7,11 +7,15 @@
 
 use std::collections::VecDeque;
 
+mod common;
+
 use bulwark_core::{Dataset, DenseMatrix, Fit, Kernel, Sign};
 use bulwark_gaussian::{GuruParams, KenGuruParams, MGuruParams, Solver};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
+
+use common::{binary, classes};
 
 fn cdf(u: f64) -> f64 {
     0.5 * libm::erfc(-u / std::f64::consts::SQRT_2)
@@ -21,26 +25,6 @@ fn pdf(u: f64) -> f64 {
 }
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-/// `c` Gaussian classes in `d` dimensions, class `k` centred at `mu·e_k`, a fraction `flip` of
-/// the labels drawn again at random (so that no class is separable).
-fn classes(m: usize, d: usize, c: usize, mu: f64, flip: f64, seed: u64) -> Dataset {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (mut rows, mut y) = (Vec::new(), Vec::new());
-    for i in 0..m {
-        let k = i % c;
-        let mut row: Vec<f64> = (0..d).map(|_| StandardNormal.sample(&mut rng)).collect();
-        row[k % d] += mu;
-        rows.push(row);
-        y.push(if rng.random::<f64>() < flip {
-            rng.random_range(0..c)
-        } else {
-            k
-        });
-    }
-    let names = (0..c).map(|k| format!("c{k}")).collect();
-    Dataset::multiclass("mc", DenseMatrix::from_rows(&rows).unwrap(), y, names).unwrap()
 }
 
 /// Ginodi eq. (5.14) and its gradient, written out: for every example and every other class the
@@ -189,7 +173,7 @@ fn m_guru_batch_optimum_equals_an_independent_lbfgs_and_is_certified() {
         (3, 3, 5, 2.0),
         (4, 5, 3, 0.25),
     ] {
-        let data = classes(90, d, c, 1.5, 0.15, seed);
+        let data = classes(90, d, c, 1.0, 1.5, 0.15, seed);
         let p = MGuruParams::new().sigma(sigma).solver(Solver::Batch);
         let f = p.fit(&data).unwrap();
         let r = &f.report;
@@ -226,7 +210,7 @@ fn m_guru_batch_optimum_equals_an_independent_lbfgs_and_is_certified() {
 
 #[test]
 fn m_guru_certificate_bounds_the_optimum_at_sgd_points_and_converged_means_certified() {
-    let data = classes(120, 4, 3, 1.5, 0.1, 7);
+    let data = classes(120, 4, 3, 1.0, 1.5, 0.1, 7);
     let sigma = 1.0;
     let g = m_guru_lbfgs(&data, sigma, 7);
     for (epochs, eta0, s2) in [(1, 0.5, false), (5, 0.25, true), (40, 0.1, false)] {
@@ -276,7 +260,7 @@ fn m_guru_certificate_bounds_the_optimum_at_sgd_points_and_converged_means_certi
 #[test]
 fn a_stalled_m_guru_sgd_is_not_converged_and_reports_its_distance() {
     // a large step: the SGD's best objective stops improving well above the optimum
-    let data = classes(150, 4, 3, 1.5, 0.1, 11);
+    let data = classes(150, 4, 3, 1.0, 1.5, 0.1, 11);
     for s2 in [false, true] {
         let f = MGuruParams::new()
             .sigma(0.5)
@@ -362,20 +346,6 @@ fn rbf_gram(data: &Dataset, gamma: f64) -> Vec<Vec<f64>> {
                 .collect()
         })
         .collect()
-}
-
-fn binary(m: usize, d: usize, flip: f64, seed: u64) -> Dataset {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (mut rows, mut y) = (Vec::new(), Vec::new());
-    for _ in 0..m {
-        let row: Vec<f64> = (0..d).map(|_| rng.random_range(-2.0..2.0)).collect();
-        // a curved boundary, some labels flipped
-        let s = row[0] * row[0] + row[1] - 1.0;
-        let pos = (s > 0.0) != (rng.random::<f64>() < flip);
-        rows.push(row);
-        y.push(if pos { Sign::Pos } else { Sign::Neg });
-    }
-    Dataset::binary("k", DenseMatrix::from_rows(&rows).unwrap(), y).unwrap()
 }
 
 /// The kernel form of (2.22) in `β` and its gradient in the RKHS inner product `⟨a, b⟩_K`:
@@ -483,7 +453,7 @@ fn ken_guru_sgd_reports_its_distance_to_the_batch_optimum() {
 
 #[test]
 fn bad_solver_parameters_are_typed_errors() {
-    let data = classes(30, 3, 3, 1.0, 0.0, 1);
+    let data = classes(30, 3, 3, 1.0, 1.0, 0.0, 1);
     let e = MGuruParams::new()
         .solver(Solver::Batch)
         .max_iter(0)

@@ -759,6 +759,19 @@ impl Model {
     fn budget(&self) -> Option<f64> {
         self.file.budget()
     }
+    /// How the solver that answered solved its normal equations (the DSX LP's structured IPM:
+    /// `feature-space`, `example-space` or `sparse-ldl`), when it has them. Not stored in model
+    /// files: `None` for a model read from one.
+    #[getter]
+    fn normal_equations(&self) -> Option<String> {
+        self.file.report.normal_equations.clone()
+    }
+    /// Why the solver that answered stopped short of its tolerance, when it says. Not stored in
+    /// model files: `None` for a model read from one.
+    #[getter]
+    fn stopped(&self) -> Option<String> {
+        self.file.report.stopped.clone()
+    }
     /// The fit report, the training record and the whole file as JSON text.
     fn to_json(&self) -> PyResult<String> {
         let bytes = self.file.encode(Encoding::Json).map_err(py_err)?;
