@@ -15,7 +15,9 @@
 use std::cell::Cell;
 use std::fmt;
 use std::ops::Range;
+use std::sync::{Arc, Barrier, Mutex, PoisonError};
 
+use crate::dataset::{Dataset, Sign};
 use crate::error::{Error, Result};
 
 /// Collective reductions over the ranks taking part in one computation. Every rank must make the
@@ -102,6 +104,48 @@ pub fn check_same(comm: &dyn Communicator, what: &str, value: u64) -> Result<()>
     }
 }
 
+/// [`Dataset::binary_training_labels`] over the ranks of `comm`, `local` being this rank's share
+/// of the rows: the checks a share can pass alone (finite values, at least one feature, binary
+/// labels) on every rank, agreed ([`agree`]); the same number of features on every rank; and,
+/// over every rank together, at least one example and both classes. Returns this rank's labels
+/// and the number of examples over every rank. With one rank this is
+/// [`Dataset::binary_training_labels`].
+pub fn binary_training_labels<'d>(
+    local: &'d Dataset,
+    comm: &dyn Communicator,
+) -> Result<(&'d [Sign], usize)> {
+    if comm.size() == 1 {
+        return Ok((local.binary_training_labels()?, local.len()));
+    }
+    let y = agree(comm, share_checks(local))?;
+    check_same(comm, "the number of features", local.n_features() as u64)?;
+    let positives = y.iter().filter(|s| **s == Sign::Pos).count();
+    let mut counts = [local.len() as f64, positives as f64];
+    comm.allreduce_sum(&mut counts);
+    let (m, positives) = (counts[0] as usize, counts[1] as usize);
+    if m == 0 {
+        return Err(Error::param("data", "empty", "at least one example"));
+    }
+    if positives == 0 || positives == m {
+        let class = local.class_names().get(usize::from(positives > 0));
+        return Err(Error::SingleClass {
+            context: format!("{} (over {} ranks)", local.name(), comm.size()),
+            class: class.cloned().unwrap_or_default(),
+            count: m,
+        });
+    }
+    Ok((y, m))
+}
+
+/// The checks of [`Dataset::binary_training_labels`] that one rank's share can pass or fail alone.
+fn share_checks(local: &Dataset) -> Result<&[Sign]> {
+    local.check_finite()?;
+    if local.n_features() == 0 {
+        return Err(Error::param("data", "0 features", "at least one feature"));
+    }
+    local.binary_labels()
+}
+
 /// The communicator of a single process: rank 0 of 1, every reduction a no-op.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Single;
@@ -143,6 +187,15 @@ impl<'a> Counted<'a> {
     pub fn values(&self) -> u64 {
         self.values.get()
     }
+    /// Over several ranks, adds `ranks`, `allreduce_calls` and `allreduce_values` to a fit
+    /// report's `details` (nothing on one process).
+    pub fn record(&self, details: &mut std::collections::BTreeMap<String, f64>) {
+        if self.size() > 1 {
+            details.insert("ranks".into(), self.size() as f64);
+            details.insert("allreduce_calls".into(), self.calls() as f64);
+            details.insert("allreduce_values".into(), self.values() as f64);
+        }
+    }
     fn count(&self, n: usize) {
         self.calls.set(self.calls.get() + 1);
         self.values.set(self.values.get() + n as u64);
@@ -163,6 +216,92 @@ impl Communicator for Counted<'_> {
     fn allreduce_max(&self, buf: &mut [f64]) {
         self.count(buf.len());
         self.inner.allreduce_max(buf);
+    }
+}
+
+/// `K` ranks as threads of one process, for testing a learner's distributed form without MPI:
+/// [`ThreadRanks::run`] runs a closure on every rank, each in its own thread
+/// ([`ThreadRanks::split`] gives the communicators themselves). Reductions gather every rank's partial and add them in rank
+/// order, as the MPI communicator does, so a run gives the same bits as one under `mpirun`
+/// with the same `K`. Like any collective, a rank that stops calling while the others go on
+/// leaves them waiting: the learners agree on failures first ([`agree`]).
+#[derive(Debug)]
+pub struct ThreadRanks {
+    rank: usize,
+    size: usize,
+    shared: Arc<ThreadShared>,
+}
+
+#[derive(Debug)]
+struct ThreadShared {
+    /// Each rank's contribution to the collective under way.
+    slots: Mutex<Vec<Vec<f64>>>,
+    barrier: Barrier,
+}
+
+impl ThreadRanks {
+    /// The communicators of ranks `0..k` (`k ≥ 1`).
+    pub fn split(k: usize) -> Vec<Self> {
+        let k = k.max(1);
+        let shared = Arc::new(ThreadShared {
+            slots: Mutex::new(vec![Vec::new(); k]),
+            barrier: Barrier::new(k),
+        });
+        (0..k)
+            .map(|rank| Self {
+                rank,
+                size: k,
+                shared: shared.clone(),
+            })
+            .collect()
+    }
+
+    /// Runs `f` once per rank of `k`, each in its own thread with that rank's communicator, and
+    /// returns the results in rank order. (A rank that panics leaves the others waiting in
+    /// their next collective.)
+    pub fn run<T: Send>(k: usize, f: impl Fn(&ThreadRanks) -> T + Sync) -> Vec<T> {
+        let ranks = Self::split(k);
+        let f = &f;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = ranks.iter().map(|c| s.spawn(move || f(c))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    }
+
+    fn reduce(&self, buf: &mut [f64], combine: fn(&[f64], &mut [f64])) {
+        let sh = &*self.shared;
+        let lock = || sh.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        {
+            let mut slots = lock();
+            slots[self.rank].clear();
+            slots[self.rank].extend_from_slice(buf);
+        }
+        sh.barrier.wait();
+        {
+            let slots = lock();
+            let parts: Vec<f64> = slots.iter().flatten().copied().collect();
+            combine(&parts, buf);
+        }
+        // nobody writes the next collective's partial before every rank has read this one's
+        sh.barrier.wait();
+    }
+}
+
+impl Communicator for ThreadRanks {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    fn allreduce_sum(&self, buf: &mut [f64]) {
+        self.reduce(buf, sum_in_rank_order);
+    }
+    fn allreduce_max(&self, buf: &mut [f64]) {
+        self.reduce(buf, max_in_rank_order);
     }
 }
 
@@ -297,6 +436,22 @@ mod tests {
         pending.borrow_mut().push(contribution(v + 1));
         let e = check_same(&r0, "the data", v).unwrap_err();
         assert!(e.to_string().contains("disagree on the data"), "{e}");
+    }
+
+    #[test]
+    fn thread_ranks_sum_in_rank_order() {
+        let out = ThreadRanks::run(3, |c| {
+            let r = c.rank() as f64;
+            let mut a = [1.0 + r, -r];
+            c.allreduce_sum(&mut a);
+            let mut b = [r, 10.0 - r];
+            c.allreduce_max(&mut b);
+            vec![a[0], a[1], b[0], b[1], c.size() as f64]
+        });
+        assert_eq!(out.len(), 3);
+        for o in out {
+            assert_eq!(o, [6.0, -3.0, 2.0, 10.0, 3.0]);
+        }
     }
 
     #[test]

@@ -20,9 +20,7 @@ use bulwark_core::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::common::{
-    binary_training_labels, check_at_least_one, check_tolerance, dot4, sigmoid, softplus,
-};
+use crate::common::{check_at_least_one, check_tolerance, dot4, sigmoid, softplus};
 
 /// Hyper-parameters of logistic regression.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,43 +172,6 @@ impl Problem<'_> {
     }
 }
 
-/// The labels of this rank's examples as `±1`, after the checks of every binary learner made
-/// over all ranks: no rank's share may be refused and, together, the shares hold both classes.
-/// Returns the labels and the number of examples over every rank.
-fn labels_over_ranks(local: &Dataset, comm: &dyn Communicator) -> Result<(Vec<f64>, usize)> {
-    if comm.size() == 1 {
-        let y = binary_training_labels(local, "logreg")?;
-        return Ok((y.iter().map(|s| s.as_f64()).collect(), local.len()));
-    }
-    // the checks of `binary_training_labels` that a share can pass alone
-    let checked = (|| {
-        local.reject_weights("logreg")?;
-        local.check_finite()?;
-        if local.n_features() == 0 {
-            return Err(Error::param("data", "0 features", "at least one feature"));
-        }
-        local.binary_labels()
-    })();
-    let y = comm::agree(comm, checked)?;
-    comm::check_same(comm, "the number of features", local.n_features() as u64)?;
-    let positives = y.iter().filter(|s| s.as_f64() > 0.0).count();
-    let mut counts = [local.len() as f64, positives as f64];
-    comm.allreduce_sum(&mut counts);
-    let (m, positives) = (counts[0] as usize, counts[1] as usize);
-    if m == 0 {
-        return Err(Error::param("data", "empty", "at least one example"));
-    }
-    if positives == 0 || positives == m {
-        let class = local.class_names().get(usize::from(positives > 0));
-        return Err(Error::SingleClass {
-            context: format!("{} (over {} ranks)", local.name(), comm.size()),
-            class: class.cloned().unwrap_or_default(),
-            count: m,
-        });
-    }
-    Ok((y.iter().map(|s| s.as_f64()).collect(), m))
-}
-
 fn norm(v: &[f64]) -> f64 {
     dot4(v, v).sqrt()
 }
@@ -241,11 +202,12 @@ impl LogregParams {
         let start = Instant::now();
         self.check_ref()?;
         let counted = Counted::new(comm);
-        let (y, m_all) = labels_over_ranks(local, &counted)?;
+        let (labels, m_all) = comm::binary_training_labels(local, &counted)?;
+        comm::agree(&counted, local.reject_weights("logreg"))?;
         let (m, n) = (local.len(), local.n_features());
         let pb = Problem {
             data: local,
-            y,
+            y: labels.iter().map(|s| s.as_f64()).collect(),
             l2: self.l2,
             intercept: self.intercept,
             n,
@@ -376,12 +338,7 @@ impl LogregParams {
             .details
             .insert("separable".into(), f64::from(u8::from(separable)));
         report.details.insert("l2".into(), self.l2);
-        if comm.size() > 1 {
-            let d = &mut report.details;
-            d.insert("ranks".into(), comm.size() as f64);
-            d.insert("allreduce_calls".into(), counted.calls() as f64);
-            d.insert("allreduce_values".into(), counted.values() as f64);
-        }
+        counted.record(&mut report.details);
         Ok(Fitted { model, report })
     }
 }
