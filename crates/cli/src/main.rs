@@ -8,6 +8,14 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = bulwark_cli::Cli::parse();
+    // under `mpirun`: this rank's communicator (MPI is finalised when it is dropped)
+    let comm = match bulwark_cli::ranks::communicator() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if let Err(e) = bulwark_cli::interrupt::install() {
         let _ = writeln!(
             std::io::stderr(),
@@ -16,7 +24,10 @@ fn main() -> ExitCode {
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match bulwark_cli::run(cli, &mut out) {
+    // every rank but 0 writes nothing to stdout
+    let mut sink = std::io::sink();
+    let target: &mut dyn Write = if comm.is_root() { &mut out } else { &mut sink };
+    match bulwark_cli::run_over(cli, target, comm.as_ref()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) if is_interrupted(&e) => {
@@ -26,10 +37,28 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             let _ = out.flush();
-            let _ = writeln!(std::io::stderr(), "error: {}", error_line(&e));
+            // over several ranks an error every rank shares is printed once, by rank 0; a
+            // rank's own failure by that rank (the others say which rank failed)
+            if comm.is_root() || !is_distributed(&e) {
+                let rank = if comm.size() > 1 {
+                    format!(" (rank {})", comm.rank())
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(std::io::stderr(), "error{rank}: {}", error_line(&e));
+            }
             ExitCode::from(2)
         }
     }
+}
+
+fn is_distributed(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<bulwark_core::Error>(),
+            Some(bulwark_core::Error::Distributed { .. })
+        )
+    })
 }
 
 /// The error on one line: each cause in the chain once. A cause whose text the message already

@@ -168,6 +168,15 @@ pub enum Error {
         /// What happened.
         message: String,
     },
+    /// A run over several processes ([`crate::comm`]) cannot go on: the ranks disagree (on the
+    /// data, a check) or the work asked for is not distributed.
+    #[error("distributed run ({ranks} ranks): {message}")]
+    Distributed {
+        /// How many ranks take part.
+        ranks: usize,
+        /// What went wrong, in words.
+        message: String,
+    },
 }
 
 impl Error {

@@ -10,6 +10,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::comm::Communicator;
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::model_any::AnyModel;
@@ -338,6 +339,29 @@ pub trait Learner: Sync {
         params: &HyperParams,
         progress: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>>;
+    /// Whether [`Learner::fit_distributed`] splits the examples over several ranks (`false`:
+    /// it trains on one process only).
+    fn distributed(&self) -> bool {
+        false
+    }
+    /// Trains on the examples of every rank taking part in `comm`, `local` being this rank's
+    /// share: the per-example sums are combined through `comm` ([`crate::comm`]) and every rank
+    /// returns the same model. On one process ([`crate::comm::Single`]) this is [`Learner::fit`];
+    /// a learner that is not [`Learner::distributed`] refuses more than one rank.
+    fn fit_distributed(
+        &self,
+        local: &Dataset,
+        params: &HyperParams,
+        comm: &dyn Communicator,
+    ) -> Result<Fitted<AnyModel>> {
+        if comm.size() == 1 {
+            return self.fit(local, params, None);
+        }
+        Err(Error::Distributed {
+            ranks: comm.size(),
+            message: format!("{} does not train over several ranks", self.name()),
+        })
+    }
 }
 
 impl fmt::Debug for dyn Learner {

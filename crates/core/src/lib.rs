@@ -2,6 +2,7 @@
 
 pub mod budget;
 pub mod cancel;
+pub mod comm;
 pub mod dataset;
 pub mod ensemble;
 pub mod error;
@@ -23,6 +24,7 @@ pub mod view;
 
 pub use budget::{DeletionScratch, FeatureBudget, FeatureValues, WorstCase, check_values};
 pub use cancel::Cancel;
+pub use comm::{Communicator, Single};
 pub use dataset::{Dataset, Sign, Targets};
 pub use ensemble::Ensemble;
 pub use error::{Error, Location, Result};

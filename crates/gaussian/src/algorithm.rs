@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use bulwark_core::comm::{self, Communicator, Counted, Single};
 use bulwark_core::{Dataset, Error, Fit, FitReport, Fitted, LinearModel, ParamGuard, Result};
 
 use crate::hyperparams::{GuruParams, Solver};
@@ -62,10 +63,36 @@ impl GuruParams {
         data: &Dataset,
         warm: Option<&[f64]>,
     ) -> Result<(GuruFit, FitReport)> {
+        self.fit_certified_over(data, warm, &Single)
+    }
+
+    /// [`Self::fit_certified_from`] on the examples of every rank of `comm`, `local` being this
+    /// rank's share: the batch solver's passes over the examples (objective, gradient,
+    /// curvature, Hessian–vector products, the certificate and its correction, the line
+    /// searches on the ray) sum the local rows and combine the ranks' partial sums through
+    /// `comm` ([`Objective::over`]); the Newton–CG step runs on every rank alike, so every
+    /// rank returns the same model and certificate. With [`Single`] this is
+    /// [`Self::fit_certified_from`]. Over several ranks only [`Solver::Batch`] runs (SGD's
+    /// steps are sequential), and the report adds `ranks`, `allreduce_calls` and
+    /// `allreduce_values`.
+    pub fn fit_certified_over(
+        &self,
+        local: &Dataset,
+        warm: Option<&[f64]>,
+        comm: &dyn Communicator,
+    ) -> Result<(GuruFit, FitReport)> {
         let start = Instant::now();
-        self.check_ref()?;
-        let labels = data.binary_training_labels()?;
-        let obj = Objective::new(data, labels, self.robust_loss(), self.bias);
+        comm::agree(comm, self.check_ref().map(|_| ()))?;
+        if comm.size() > 1 && self.solver != Solver::Batch {
+            return Err(Error::Distributed {
+                ranks: comm.size(),
+                message: "GURU's sgd solver does not train over several ranks (its steps are sequential); use solver=batch".into(),
+            });
+        }
+        let counted = Counted::new(comm);
+        let (labels, total) = comm::binary_training_labels(local, &counted)?;
+        let data = local;
+        let obj = Objective::over(data, labels, self.robust_loss(), self.bias, &counted, total);
         let tol = self.effective_tolerance();
         let n = data.n_features();
         let Outcome {
@@ -113,6 +140,7 @@ impl GuruParams {
         details.insert("data_passes".to_string(), passes as f64);
         details.insert("sigma".to_string(), self.sigma);
         details.insert("norm_w".to_string(), self.norm.of(&w));
+        counted.record(&mut details);
         report.details = details;
         report.seconds = start.elapsed().as_secs_f64();
         Ok((

@@ -24,11 +24,15 @@ fn ray_minimiser(obj: &Objective<'_>, p: &[f64]) -> f64 {
     let spec = obj.spec();
     let value = |t: f64| -> f64 {
         let a = spec.sigma * t;
-        (0..p.len())
-            .map(|i| obj.weight(i) * crate::loss::perspective(spec.loss, a, 1.0 - t * p[i]))
-            .sum()
+        obj.sum_ranks1(
+            (0..p.len())
+                .map(|i| obj.weight(i) * crate::loss::perspective(spec.loss, a, 1.0 - t * p[i]))
+                .sum(),
+        )
     };
-    let pmax = p.iter().fold(0.0_f64, |m, v| m.max(v.abs())).max(1e-300);
+    let pmax = obj
+        .max_ranks1(p.iter().fold(0.0_f64, |m, v| m.max(v.abs())))
+        .max(1e-300);
     minimise_on_ray(value, 1.0 / pmax)
 }
 
@@ -61,14 +65,15 @@ fn ray_root(obj: &Objective<'_>, p: &[f64], t0: f64) -> Option<f64> {
     let (sigma, loss) = (spec.sigma, spec.loss);
     let slope = |t: f64| -> (f64, f64) {
         let a = sigma * t;
-        let (mut g1, mut g2) = (0.0, 0.0);
+        let mut g = [0.0; 2];
         for (i, &pi) in p.iter().enumerate() {
             let u = (1.0 - t * pi) / a;
             let c = obj.weight(i);
-            g1 += c * (sigma * loss.scale_derivative(u) - pi * loss.d1(u));
-            g2 += c * loss.d2(u);
+            g[0] += c * (sigma * loss.scale_derivative(u) - pi * loss.d1(u));
+            g[1] += c * loss.d2(u);
         }
-        (g1, g2 / (a * t * t))
+        obj.sum_ranks(&mut g);
+        (g[0], g[1] / (a * t * t))
     };
     root_of_slope(slope, t0)
 }
@@ -158,9 +163,11 @@ pub(crate) fn onto_ray_minimum(
     let t = ray_root(obj, along, norm)?;
     let spec = obj.spec();
     let a = spec.sigma * t;
-    let moved: f64 = (0..along.len())
-        .map(|i| obj.weight(i) * crate::loss::perspective(spec.loss, a, 1.0 - t * along[i]))
-        .sum();
+    let moved = obj.sum_ranks1(
+        (0..along.len())
+            .map(|i| obj.weight(i) * crate::loss::perspective(spec.loss, a, 1.0 - t * along[i]))
+            .sum(),
+    );
     // (a NaN never moves the point)
     if moved.partial_cmp(&value) != Some(std::cmp::Ordering::Less) {
         return None;

@@ -1,8 +1,8 @@
 //! The registrations of GURU (`guru`), KEN-GURU (`ken-guru`), M-GURU (`m-guru`) and ASVC (`asvc`) ([`bulwark_core::Learner`]).
 
 use bulwark_core::{
-    AnyModel, Dataset, Error, Fitted, HyperParams, Learner, MoreRegular, ParamKind, ParamSpec,
-    ProgressFn, Result, Tunable,
+    AnyModel, Communicator, Dataset, Error, Fitted, HyperParams, Learner, MoreRegular, ParamKind,
+    ParamSpec, ProgressFn, Result, Tunable,
 };
 
 use bulwark_core::Kernel;
@@ -139,32 +139,53 @@ impl Learner for GuruLearner {
         p: &HyperParams,
         _: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>> {
-        let text = |name: &str, s: &str, allowed: &str| Error::param(name, s, allowed.to_string());
-        let loss = loss_of(p)?;
-        let norm = p.text("norm")?;
-        let norm = NoiseNorm::parse(norm).ok_or_else(|| text("norm", norm, "one of l2, linf"))?;
-        let solver = p.text("solver")?;
-        let solver =
-            Solver::parse(solver).ok_or_else(|| text("solver", solver, "one of sgd, batch"))?;
-        let mut params = GuruParams::new()
-            .sigma(p.float("sigma")?)
-            .loss(loss)
-            .norm(norm)
-            .solver(solver)
-            .eta0(p.float("eta0")?)
-            .seed(p.count("seed")?)
-            .max_epochs(p.count("max_epochs")? as usize)
-            .max_iter(p.count("max_iter")? as usize)
-            .bias(p.flag("bias")?);
-        if let Some(t) = p.float_opt("tolerance")? {
-            params = params.tolerance(t);
-        }
-        let f = bulwark_core::Fit::fit(&params, data)?;
+        let f = bulwark_core::Fit::fit(&guru_params(p)?, data)?;
         Ok(Fitted {
             model: AnyModel::Linear(f.model),
             report: f.report,
         })
     }
+    /// The batch solver splits the examples over the ranks (`solver=sgd` refuses more than one).
+    fn distributed(&self) -> bool {
+        true
+    }
+    fn fit_distributed(
+        &self,
+        local: &Dataset,
+        p: &HyperParams,
+        comm: &dyn Communicator,
+    ) -> Result<Fitted<AnyModel>> {
+        let (fit, report) = guru_params(p)?.fit_certified_over(local, None, comm)?;
+        Ok(Fitted {
+            model: AnyModel::Linear(fit.model),
+            report,
+        })
+    }
+}
+
+/// GURU's parameters from the registry's.
+fn guru_params(p: &HyperParams) -> Result<GuruParams> {
+    let text = |name: &str, s: &str, allowed: &str| Error::param(name, s, allowed.to_string());
+    let loss = loss_of(p)?;
+    let norm = p.text("norm")?;
+    let norm = NoiseNorm::parse(norm).ok_or_else(|| text("norm", norm, "one of l2, linf"))?;
+    let solver = p.text("solver")?;
+    let solver =
+        Solver::parse(solver).ok_or_else(|| text("solver", solver, "one of sgd, batch"))?;
+    let mut params = GuruParams::new()
+        .sigma(p.float("sigma")?)
+        .loss(loss)
+        .norm(norm)
+        .solver(solver)
+        .eta0(p.float("eta0")?)
+        .seed(p.count("seed")?)
+        .max_epochs(p.count("max_epochs")? as usize)
+        .max_iter(p.count("max_iter")? as usize)
+        .bias(p.flag("bias")?);
+    if let Some(t) = p.float_opt("tolerance")? {
+        params = params.tolerance(t);
+    }
+    Ok(params)
 }
 
 /// KEN-GURU (Ginodi Ch. 4): GURU's SGD with a kernel.

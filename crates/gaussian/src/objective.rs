@@ -16,7 +16,14 @@
 //! and `Σ α_m = G(w*)`, the thesis's conjecture (3.22) — strong duality), scaled by the largest
 //! `κ ∈ (0, 1]` that makes it feasible; the relative gap `(G(w) − κΣα)/G(w)` bounds the
 //! suboptimality of `w` rigorously.
+//!
+//! **Over several ranks.** An objective built by [`Objective::over`] holds one rank's share of
+//! the examples: every sum over examples (the value, the gradient, Hessian–vector products, the
+//! curvature, the certificate and its correction) sums the local rows and combines the ranks'
+//! partial sums through the [`Communicator`], so every rank gets the same numbers and takes the
+//! same branches. Per-example buffers (margins, curvature weights) stay local.
 
+use bulwark_core::comm::{Communicator, Single};
 use bulwark_core::{Dataset, RowView, Sign};
 
 use crate::loss::{Loss, NoiseNorm, perspective};
@@ -41,6 +48,10 @@ pub struct Objective<'a> {
     bias: bool,
     spec: RobustLoss,
     n: usize,
+    /// Combines the ranks' partial sums ([`Single`] on one process).
+    comm: &'a dyn Communicator,
+    /// The number of examples over every rank.
+    total: usize,
 }
 
 /// The scalars of a duality certificate at one `w` (Ginodi (3.17), (3.22)).
@@ -94,6 +105,19 @@ impl<'a> Objective<'a> {
     /// The objective of `spec` on `data` (binary labels; example weights honoured), with a
     /// constant feature appended when `bias`.
     pub fn new(data: &'a Dataset, labels: &[Sign], spec: RobustLoss, bias: bool) -> Self {
+        Self::over(data, labels, spec, bias, &Single, data.len())
+    }
+
+    /// The objective over the examples of every rank of `comm`, `data` (and `labels`) being this
+    /// rank's share and `total` the number of examples over every rank.
+    pub fn over(
+        data: &'a Dataset,
+        labels: &[Sign],
+        spec: RobustLoss,
+        bias: bool,
+        comm: &'a dyn Communicator,
+        total: usize,
+    ) -> Self {
         Self {
             data,
             y: labels.iter().map(|s| s.as_f64()).collect(),
@@ -101,10 +125,31 @@ impl<'a> Objective<'a> {
             bias,
             spec,
             n: data.n_features(),
+            comm,
+            total,
         }
     }
 
-    /// Number of examples.
+    /// Replaces each entry of `buf` by its sum over the ranks (nothing on one process).
+    #[inline]
+    pub(crate) fn sum_ranks(&self, buf: &mut [f64]) {
+        self.comm.allreduce_sum(buf);
+    }
+    /// `x` summed over the ranks.
+    #[inline]
+    pub(crate) fn sum_ranks1(&self, x: f64) -> f64 {
+        let mut b = [x];
+        self.comm.allreduce_sum(&mut b);
+        b[0]
+    }
+    /// `x`'s maximum over the ranks.
+    pub(crate) fn max_ranks1(&self, x: f64) -> f64 {
+        let mut b = [x];
+        self.comm.allreduce_max(&mut b);
+        b[0]
+    }
+
+    /// Number of examples (this rank's, over several ranks).
     pub fn len(&self) -> usize {
         self.y.len()
     }
@@ -165,7 +210,7 @@ impl<'a> Objective<'a> {
             b[i] = 1.0 - self.y[i] * self.dot(i, w);
             g += self.weight(i) * perspective(self.spec.loss, a, b[i]);
         }
-        g
+        self.sum_ranks1(g)
     }
     /// `G(w)`.
     pub fn value(&self, w: &[f64]) -> f64 {
@@ -195,6 +240,8 @@ impl<'a> Objective<'a> {
                 self.axpy(i, c * d1 * self.y[i], v);
             }
         }
+        self.sum_ranks(v);
+        let r_sum = self.sum_ranks1(r_sum);
         for (g, v) in grad.iter_mut().zip(v.iter()) {
             *g = -v;
         }
@@ -235,6 +282,8 @@ impl<'a> Objective<'a> {
             self.axpy(i, -kq * self.y[i], out);
             sum_kqu += kq * u[i];
         }
+        self.sum_ranks(out);
+        let sum_kqu = self.sum_ranks1(sum_kqu);
         let t = sigma * r_sum / w_norm;
         for j in 0..out.len() {
             out[j] += -sigma * w_hat[j] * sum_kqu + t * (p[j] - w_hat[j] * wp);
@@ -279,6 +328,9 @@ impl<'a> Objective<'a> {
                 kxy[self.n] += s;
             }
         }
+        self.sum_ranks(diag);
+        self.sum_ranks(kxy);
+        let sum_ku2 = self.sum_ranks1(sum_ku2);
         let t = sigma * r_sum / w_norm;
         for j in 0..diag.len() {
             let wj = w_hat[j];
@@ -330,9 +382,9 @@ impl<'a> Objective<'a> {
                 let kq = (1.0 - kappa) + kappa * q;
                 s += self.weight(i) * loss.conjugate(kp, kq);
             }
-            sigma * s
+            sigma * self.sum_ranks1(s)
         };
-        let alpha_sum: f64 = (0..self.len()).map(|i| self.weight(i) * p_of(i).0).sum();
+        let alpha_sum = self.sum_ranks1((0..self.len()).map(|i| self.weight(i) * p_of(i).0).sum());
         let r1 = rhs(1.0);
         let constraint_residual = if r1 > 0.0 {
             (vnorm - r1) / r1
@@ -347,7 +399,7 @@ impl<'a> Objective<'a> {
             // the largest κ with h(κ) = rhs(κ) − κ‖v‖ ≥ 0; h is concave with h(0) = 0 and
             // h(1) < 0, h' = σ Σ c p s'(κp) − ‖v‖ with s' = −z*
             let h = |kappa: f64| -> (f64, f64) {
-                let (mut value, mut slope) = (0.0, 0.0);
+                let mut vs = [0.0; 2];
                 for i in 0..self.len() {
                     let (p, q) = p_of(i);
                     if p == 0.0 {
@@ -355,9 +407,11 @@ impl<'a> Objective<'a> {
                     }
                     let c = self.weight(i);
                     let (sv, z) = loss.conjugate_and_argmin(kappa * p, (1.0 - kappa) + kappa * q);
-                    value += c * sv;
-                    slope -= c * p * z;
+                    vs[0] += c * sv;
+                    vs[1] -= c * p * z;
                 }
+                self.sum_ranks(&mut vs);
+                let [value, slope] = vs;
                 (sigma * value - kappa * vnorm, sigma * slope - vnorm)
             };
             largest_feasible_scale(h)
@@ -401,9 +455,10 @@ impl<'a> Objective<'a> {
         if self.spec.norm != NoiseNorm::L2 || a <= 0.0 || plain.relative_gap <= enough {
             return plain;
         }
-        let (m, dim) = (self.len(), self.dim());
+        // budgets count rows over every rank (every rank takes the same branches)
+        let (m, dim, total) = (self.len(), self.dim(), self.total);
         let (loss, sigma) = (self.spec.loss, self.spec.sigma);
-        sc.resize(m, dim);
+        sc.resize(m, dim, total);
         let nw = a / sigma;
         for j in 0..dim {
             sc.w_hat[j] = w[j] / nw;
@@ -412,14 +467,16 @@ impl<'a> Objective<'a> {
             sc.u[i] = b[i] / a;
         }
         sc.vp.copy_from_slice(v);
-        let mut ssum: f64 = (0..m)
-            .map(|i| {
-                let z = sc.u[i];
-                self.weight(i) * loss.conjugate(loss.d1(z), loss.d1_complement(z))
-            })
-            .sum();
+        let mut ssum = self.sum_ranks1(
+            (0..m)
+                .map(|i| {
+                    let z = sc.u[i];
+                    self.weight(i) * loss.conjugate(loss.d1(z), loss.d1_complement(z))
+                })
+                .sum(),
+        );
         let mut best = plain;
-        sc.limit = sc.visits.saturating_add(budget.saturating_mul(m));
+        sc.limit = sc.visits.saturating_add(budget.saturating_mul(total));
         for _ in 0..CORRECTION_ROUNDS {
             if sc.visits >= sc.limit {
                 break;
@@ -437,7 +494,10 @@ impl<'a> Objective<'a> {
                     self.add_weighted_squares(i, sc.wt[i], &mut sc.diag);
                 }
             }
-            sc.visits += m;
+            self.sum_ranks(&mut sc.g);
+            self.sum_ranks(&mut sc.diag);
+            let free = self.sum_ranks1(free as f64) as usize;
+            sc.visits += total;
             if free == 0 {
                 break;
             }
@@ -499,7 +559,7 @@ impl<'a> Objective<'a> {
                 if sc.visits >= sc.limit {
                     break;
                 }
-                sc.visits += m;
+                sc.visits += total;
                 sc.vp.fill(0.0);
                 let mut s_t = 0.0;
                 for i in 0..m {
@@ -510,6 +570,8 @@ impl<'a> Objective<'a> {
                         self.axpy(i, self.weight(i) * p * self.y[i], &mut sc.vp);
                     }
                 }
+                self.sum_ranks(&mut sc.vp);
+                let s_t = self.sum_ranks1(s_t);
                 let res = (0..dim)
                     .map(|j| (sc.vp[j] - sigma * s_t * sc.w_hat[j]).powi(2))
                     .sum::<f64>()
@@ -619,6 +681,7 @@ impl<'a> Objective<'a> {
                 self.axpy(i, t, out);
             }
         }
+        self.sum_ranks(out);
     }
 
     /// Ginodi Thm 1.2, corrected (the printed form misses `σ`): at the optimum,
@@ -631,6 +694,7 @@ impl<'a> Objective<'a> {
         for (i, (p, _)) in alpha.iter().enumerate() {
             self.axpy(i, p * self.y[i], &mut v);
         }
+        self.sum_ranks(&mut v);
         let nv = NoiseNorm::L2.of(&v);
         let w_hat: Vec<f64> = v.iter().map(|x| x / nv).collect();
         alpha
@@ -735,8 +799,10 @@ impl CorrectionScratch {
         self.visits.div_ceil(self.rows.max(1))
     }
 
-    fn resize(&mut self, m: usize, dim: usize) {
-        self.rows = m;
+    /// Sizes the buffers for `m` local rows of dimension `dim`; `total` rows over every rank
+    /// (what a pass costs).
+    fn resize(&mut self, m: usize, dim: usize, total: usize) {
+        self.rows = total;
         for v in [&mut self.wt, &mut self.u, &mut self.shift] {
             v.resize(m, 0.0);
         }

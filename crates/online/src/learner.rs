@@ -3,8 +3,8 @@
 
 use bulwark_core::kernel::{KERNEL_PARAMS, cache_bytes_from_params};
 use bulwark_core::{
-    AnyModel, Dataset, Error, FeatureValues, Fit, Fitted, HyperParams, Kernel, Learner,
-    MoreRegular, ParamKind, ParamSpec, ProgressFn, Result, Tunable,
+    AnyModel, Communicator, Dataset, Error, FeatureValues, Fit, Fitted, HyperParams, Kernel,
+    Learner, MoreRegular, ParamKind, ParamSpec, ProgressFn, Result, Tunable,
 };
 
 use crate::{
@@ -410,13 +410,27 @@ impl Learner for LogregLearner {
         p: &HyperParams,
         _: Option<ProgressFn<'_>>,
     ) -> Result<Fitted<AnyModel>> {
-        let f = LogregParams::new()
-            .l2(p.float("l2")?)
-            .intercept(p.flag("intercept")?)
-            .tolerance(p.float("tolerance")?)
-            .fit(data)?;
+        let f = logreg_params(p)?.fit(data)?;
         Ok(any(f))
     }
+    fn distributed(&self) -> bool {
+        true
+    }
+    fn fit_distributed(
+        &self,
+        local: &Dataset,
+        p: &HyperParams,
+        comm: &dyn Communicator,
+    ) -> Result<Fitted<AnyModel>> {
+        Ok(any(logreg_params(p)?.fit_over(local, comm)?))
+    }
+}
+
+fn logreg_params(p: &HyperParams) -> Result<LogregParams> {
+    Ok(LogregParams::new()
+        .l2(p.float("l2")?)
+        .intercept(p.flag("intercept")?)
+        .tolerance(p.float("tolerance")?))
 }
 
 fn any(f: Fitted<bulwark_core::LinearModel>) -> Fitted<AnyModel> {

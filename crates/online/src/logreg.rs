@@ -14,14 +14,13 @@
 
 use std::time::Instant;
 
+use bulwark_core::comm::{self, Communicator, Counted, Single};
 use bulwark_core::{
     Dataset, Error, Fit, FitReport, Fitted, LinearModel, ParamGuard, Result, RowView,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::common::{
-    binary_training_labels, check_at_least_one, check_tolerance, dot4, sigmoid, softplus,
-};
+use crate::common::{check_at_least_one, check_tolerance, dot4, sigmoid, softplus};
 
 /// Hyper-parameters of logistic regression.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -94,11 +93,16 @@ fn row_dot(x: RowView<'_>, w: &[f64]) -> f64 {
 }
 
 struct Problem<'a> {
+    /// This rank's examples (all of them on one process).
     data: &'a Dataset,
     y: Vec<f64>,
     l2: f64,
     intercept: bool,
     n: usize,
+    /// The number of examples over every rank.
+    m: f64,
+    /// Combines the per-example sums of the ranks ([`Single`] on one process: a no-op).
+    comm: &'a dyn Communicator,
 }
 
 impl Problem<'_> {
@@ -110,14 +114,15 @@ impl Problem<'_> {
         }
     }
     fn value(&self, theta: &[f64], z: &[f64]) -> f64 {
-        let m = self.y.len() as f64;
         let loss: f64 = z.iter().zip(&self.y).map(|(z, y)| softplus(-y * z)).sum();
+        let mut loss = [loss];
+        self.comm.allreduce_sum(&mut loss);
         let w = &theta[..self.n];
-        loss / m + 0.5 * self.l2 * dot4(w, w)
+        loss[0] / self.m + 0.5 * self.l2 * dot4(w, w)
     }
-    /// Gradient and the Hessian weights `d_i = p_i (1 − p_i)`.
+    /// Gradient and the Hessian weights `d_i = p_i (1 − p_i)` (of this rank's examples).
     fn gradient(&self, theta: &[f64], z: &[f64], g: &mut [f64], d: &mut [f64]) {
-        let m = self.y.len() as f64;
+        let m = self.m;
         g.fill(0.0);
         let (gw, gb) = g.split_at_mut(self.n);
         for i in 0..self.y.len() {
@@ -130,7 +135,8 @@ impl Problem<'_> {
             let p = sigmoid(z[i]);
             d[i] = p * (1.0 - p) / m;
         }
-        for (g, w) in gw.iter_mut().zip(&theta[..self.n]) {
+        self.comm.allreduce_sum(g);
+        for (g, w) in g[..self.n].iter_mut().zip(&theta[..self.n]) {
             *g += self.l2 * w;
         }
     }
@@ -147,12 +153,22 @@ impl Problem<'_> {
                 ob[0] += t;
             }
         }
+        self.comm.allreduce_sum(out);
+        let (ow, ob) = out.split_at_mut(self.n);
         for (o, v) in ow.iter_mut().zip(vw) {
             *o += self.l2 * v;
         }
         if !self.intercept {
             ob[0] = 0.0;
         }
+    }
+    /// Whether the margins separate every example of every rank.
+    fn separates(&self, z: &[f64]) -> bool {
+        let mut missed = [f64::from(u8::from(
+            !z.iter().zip(&self.y).all(|(z, y)| y * z > 0.0),
+        ))];
+        self.comm.allreduce_max(&mut missed);
+        missed[0] == 0.0
     }
 }
 
@@ -166,16 +182,37 @@ impl Fit for LogregParams {
     type Model = LinearModel;
     type Error = Error;
     fn fit(&self, data: &Dataset) -> Result<Fitted<LinearModel>> {
+        self.fit_over(data, &Single)
+    }
+}
+
+impl LogregParams {
+    /// Trains on the examples of every rank of `comm`, `local` being this rank's share: each
+    /// pass over the examples (loss, gradient, Hessian–vector product, the separability test)
+    /// sums over the local rows and combines the ranks' partial sums with one
+    /// [`Communicator::allreduce_sum`]; the Newton–CG step and the line search run on every rank
+    /// alike, so every rank returns the same model. With [`Single`] this is [`Fit::fit`]. With
+    /// more than one rank the report adds `ranks`, `allreduce_calls` and `allreduce_values`
+    /// (the `f64`s each rank sent).
+    pub fn fit_over(
+        &self,
+        local: &Dataset,
+        comm: &dyn Communicator,
+    ) -> Result<Fitted<LinearModel>> {
         let start = Instant::now();
         self.check_ref()?;
-        let labels = binary_training_labels(data, "logreg")?;
-        let (m, n) = (data.len(), data.n_features());
+        let counted = Counted::new(comm);
+        let (labels, m_all) = comm::binary_training_labels(local, &counted)?;
+        comm::agree(&counted, local.reject_weights("logreg"))?;
+        let (m, n) = (local.len(), local.n_features());
         let pb = Problem {
-            data,
+            data: local,
             y: labels.iter().map(|s| s.as_f64()).collect(),
             l2: self.l2,
             intercept: self.intercept,
             n,
+            m: m_all as f64,
+            comm: &counted,
         };
         let dim = n + 1;
         let mut theta = vec![0.0; dim];
@@ -204,7 +241,7 @@ impl Fit for LogregParams {
                 converged = true;
                 break;
             }
-            if self.l2 == 0.0 && z.iter().zip(&pb.y).all(|(z, y)| y * z > 0.0) {
+            if self.l2 == 0.0 && pb.separates(&z) {
                 separable = true;
                 break;
             }
@@ -301,6 +338,7 @@ impl Fit for LogregParams {
             .details
             .insert("separable".into(), f64::from(u8::from(separable)));
         report.details.insert("l2".into(), self.l2);
+        counted.record(&mut report.details);
         Ok(Fitted { model, report })
     }
 }

@@ -104,3 +104,37 @@ fn bad_input_is_a_typed_error() {
         bulwark_core::Error::SingleClass { .. }
     ));
 }
+
+/// Over K = 1, 2, 3 ranks (threads, `ThreadRanks`; `mpirun` runs the same code), each holding a
+/// contiguous share of the rows: every rank returns the same model, with the single process's
+/// objective (1e-9 relative) and iteration count; one rank is the single process to the bit.
+#[test]
+fn over_one_two_three_ranks_matches_one_process() {
+    use bulwark_core::Communicator;
+    use bulwark_core::comm::ThreadRanks;
+    let data = gaussian_data(301, 6, 0.3, 5);
+    let params = LogregParams::new().l2(1e-3);
+    let single = params.fit(&data).unwrap();
+    for k in 1..=3 {
+        let fits = ThreadRanks::run(k, |comm| {
+            let rows: Vec<usize> = comm.share(data.len()).collect();
+            params.fit_over(&data.select(&rows), comm).unwrap()
+        });
+        let f = &fits[0];
+        assert!(
+            fits.iter().all(|g| g.model == f.model),
+            "K={k}: ranks differ"
+        );
+        let (a, b) = (
+            f.report.objective.unwrap(),
+            single.report.objective.unwrap(),
+        );
+        assert!((a - b).abs() <= 1e-9 * b, "K={k}: objective {a} vs {b}");
+        assert_eq!(f.report.iterations, single.report.iterations, "K={k}");
+        if k == 1 {
+            assert_eq!(a, b);
+        } else {
+            assert_eq!(f.report.details["ranks"], k as f64);
+        }
+    }
+}

@@ -1,7 +1,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use bulwark_core::{Dataset, Sign};
+use bulwark_core::{Communicator, Dataset, Sign};
 use bulwark_models::write_atomic;
 
 use bulwark_data::{Format, MissingPolicy, ReadOptions};
@@ -19,15 +19,31 @@ mod predict;
 mod train;
 mod tune;
 
-pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn dispatch(
+    cli: Cli,
+    out: &mut dyn Write,
+    comm: &dyn Communicator,
+) -> anyhow::Result<()> {
     let dir = cli.data_dir.as_deref();
-    let ui = Ui { quiet: cli.quiet };
+    // over several ranks, only rank 0 shows progress and warnings
+    let ui = Ui {
+        quiet: cli.quiet || !comm.is_root(),
+    };
+    if comm.size() > 1 && !matches!(cli.command, Command::Train(_)) {
+        return Err(bulwark_core::Error::Distributed {
+            ranks: comm.size(),
+            message:
+                "only `bulwark train` runs over several ranks; run this command as one process"
+                    .into(),
+        }
+        .into());
+    }
     match cli.command {
         Command::Data(DataCommand::Info(a)) => data::info(&a, dir, out),
         Command::Data(DataCommand::Sample(a)) => data::sample(&a, out),
         Command::Demo(a) => demo::run(&a, ui, out),
         Command::Lp(LpCommand::Solve(a)) => lp::solve(&a, ui, out),
-        Command::Train(a) => train::run(&a, dir, ui, out),
+        Command::Train(a) => train::run(&a, dir, ui, out, comm),
         Command::Tune(a) => tune::run(&a, dir, ui, out),
         Command::Predict(a) => predict::run(&a, dir, ui, out),
         Command::Eval(a) => eval::eval(&a, dir, ui, out),

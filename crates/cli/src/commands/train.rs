@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use bulwark_core::{Classifier, Dataset, Learner};
+use bulwark_core::comm::{agree, check_same};
+use bulwark_core::{AnyModel, Classifier, Communicator, Dataset, Fitted, HyperParams, Learner};
 use bulwark_data::{
     BinaryTask, Loaded, MissingPolicy, Scaler, ScalingKind, binary_task, load_with,
 };
@@ -97,15 +98,40 @@ pub(crate) fn scaling_kind(s: ScaleArg) -> ScalingKind {
     }
 }
 
+/// What `train` reports of the data it trained on, kept when a rank keeps only its share.
+struct TrainedOn {
+    name: String,
+    rows: usize,
+    features: usize,
+    incomplete_records: usize,
+}
+
 pub(crate) fn run(
     args: &TrainArgs,
     dir: Option<&Path>,
     ui: Ui,
     out: &mut dyn Write,
+    comm: &dyn Communicator,
 ) -> anyhow::Result<()> {
     let learner = registry::find(&args.algo)?;
     let policy: MissingPolicy = args.missing.parse()?;
     let given = args.params.for_learner(learner)?;
+    if comm.size() > 1 && !learner.distributed() {
+        let over: Vec<&str> = registry::learners()
+            .iter()
+            .filter(|l| l.distributed())
+            .map(|l| l.name())
+            .collect();
+        return Err(bulwark_core::Error::Distributed {
+            ranks: comm.size(),
+            message: format!(
+                "{} does not train over several ranks (those that do: {})",
+                learner.name(),
+                over.join(", ")
+            ),
+        }
+        .into());
+    }
     // refuse an unwritable output before any long computation
     Encoding::for_output(&args.out)?;
     check_output_dir(&args.out)?;
@@ -114,7 +140,13 @@ pub(crate) fn run(
         scaler,
         fingerprint,
         dropped,
-    } = prepare(args, policy, dir, learner)?;
+    } = agree(comm, prepare(args, policy, dir, learner))?;
+    let on = TrainedOn {
+        name: train.name().to_string(),
+        rows: train.len(),
+        features: train.n_features(),
+        incomplete_records: train.incomplete_records(),
+    };
     let deleted = train.n_missing();
     let algo = learner.name();
     let not_written = || {
@@ -145,25 +177,41 @@ pub(crate) fn run(
             std::ops::ControlFlow::Continue(())
         }
     };
-    let fit = registry::train_with_params(learner, &train, &given, Some(&mut progress));
-    spinner.finish_and_clear();
-    crate::interrupt::check(not_written)?;
-    let (mut fitted, hyper) = fit?;
+    let feature_names = train.feature_names().stored();
+    let classes = train.class_names().to_vec();
+    let (fit, training_error, corruption_stats) = if comm.size() == 1 {
+        let fit = registry::train_with_params(learner, &train, &given, Some(&mut progress));
+        spinner.finish_and_clear();
+        crate::interrupt::check(not_written)?;
+        let fit = fit?;
+        let training_error = fit.0.model.error_rate(&train)?;
+        // training moments (after scaling) for the greedy-corruption attack (DSX §4)
+        let stats = bulwark_adversary::CorruptionStats::fit(&train)?;
+        (fit, training_error, Some(stats))
+    } else {
+        let r = fit_over_ranks(args, learner, &given, train, &fingerprint, comm);
+        spinner.finish_and_clear();
+        r?
+    };
+    let (mut fitted, hyper) = fit;
     // what the missing-value policy did, recorded with the fit (and in the model file)
     if policy != MissingPolicy::Error {
         let d = &mut fitted.report.details;
         d.insert("missing_dropped_records".into(), dropped as f64);
         d.insert("missing_deleted_cells".into(), deleted as f64);
     }
-    let training_error = fitted.model.error_rate(&train)?;
+    if !comm.is_root() {
+        // rank 0 writes the model and the output
+        return Ok(());
+    }
     let training = Training {
         data: args.data.clone(),
-        task: train.name().to_string(),
+        task: on.name.clone(),
         pair: args.pair.clone(),
         positive: args.positive.clone(),
-        rows: train.len(),
-        feature_names: train.feature_names().stored(),
-        classes: train.class_names().to_vec(),
+        rows: on.rows,
+        feature_names,
+        classes,
         scale: args.scale.map(scaling_kind),
         training_error,
         fingerprint,
@@ -176,8 +224,7 @@ pub(crate) fn run(
         training,
         fitted.report.clone(),
     );
-    // training moments (after scaling) for the greedy-corruption attack (DSX §4)
-    file.corruption_stats = Some(bulwark_adversary::CorruptionStats::fit(&train)?);
+    file.corruption_stats = corruption_stats;
     crate::interrupt::check(not_written)?;
     file.write(&args.out)?;
     let r = &fitted.report;
@@ -189,12 +236,14 @@ pub(crate) fn run(
             "objective": r.objective, "iterations": r.iterations, "seconds": r.seconds,
             "training_error": training_error, "model": args.out.display().to_string(),
             "model_kind": fitted.model.kind(),
-            "rows": train.len(), "features": train.n_features(),
-            "fingerprint": file.training.fingerprint,
+            "rows": on.rows, "features": on.features,
+            "fingerprint": file.training.fingerprint, "ranks": comm.size(),
         });
         for (k, v) in &r.details {
             obj[k] = json!(v);
         }
+        // a count (the learner's report carries it as a number among its details)
+        obj["ranks"] = json!(comm.size());
         // a learner's breakdown (RoLR: the optimum is beta = 0) is a flag, not a number
         if let Some(b) = r.details.get("breakdown") {
             obj["breakdown"] = json!(*b != 0.0);
@@ -205,10 +254,11 @@ pub(crate) fn run(
         writeln!(
             out,
             "trained {algo} on {} ({} x {})",
-            train.name(),
-            train.len(),
-            train.n_features()
+            on.name, on.rows, on.features
         )?;
+        if comm.size() > 1 {
+            writeln!(out, "ranks           {} (MPI)", comm.size())?;
+        }
         writeln!(out, "solver          {}", r.summary())?;
         if let Some(m) = &r.normal_equations {
             writeln!(out, "normal eqs.     {m}")?;
@@ -229,7 +279,7 @@ pub(crate) fn run(
             MissingPolicy::Delete => writeln!(
                 out,
                 "missing         {deleted} cells in {} records deleted",
-                train.incomplete_records()
+                on.incomplete_records
             )?,
         }
         if r.details.get("breakdown").is_some_and(|b| *b != 0.0) {
@@ -299,4 +349,58 @@ pub(crate) fn run(
         ));
     }
     Ok(())
+}
+
+/// The fit with its resolved hyper-parameters, the training error over every rank and (on rank
+/// 0) the corruption moments.
+type OverRanks = (
+    (Fitted<AnyModel>, HyperParams),
+    f64,
+    Option<bulwark_adversary::CorruptionStats>,
+);
+
+/// The fit, its training error and (on rank 0) the corruption moments, with the examples split
+/// over the ranks of `comm`: every rank has loaded and prepared the whole data set (the data
+/// layer has no row-range reader yet), checks that the others did the same with the same
+/// command line, keeps its contiguous share of the rows ([`Communicator::share`]), drops the
+/// rest and trains through the learner's [`Learner::fit_distributed`].
+fn fit_over_ranks(
+    args: &TrainArgs,
+    learner: &dyn Learner,
+    given: &HyperParams,
+    train: Dataset,
+    fingerprint: &str,
+    comm: &dyn Communicator,
+) -> anyhow::Result<OverRanks> {
+    check_same(comm, "the training data", hash64(fingerprint.as_bytes()))?;
+    check_same(
+        comm,
+        "the command line",
+        hash64(format!("{args:?}").as_bytes()),
+    )?;
+    let params = agree(comm, registry::resolve(learner, given, &train))?;
+    // the corruption moments need every row: rank 0 computes them before dropping its copy
+    let stats = if comm.is_root() {
+        Some(bulwark_adversary::CorruptionStats::fit(&train))
+    } else {
+        None
+    };
+    let stats = agree(comm, stats.transpose())?;
+    let rows = train.len();
+    let share: Vec<usize> = comm.share(rows).collect();
+    let local = train.select(&share);
+    drop(train);
+    let fitted = agree(comm, learner.fit_distributed(&local, &params, comm))?;
+    let local_error = agree(comm, fitted.model.error_rate(&local))?;
+    let mut mistakes = [(local_error * local.len() as f64).round()];
+    comm.allreduce_sum(&mut mistakes);
+    let training_error = mistakes[0] / rows.max(1) as f64;
+    Ok(((fitted, params), training_error, stats))
+}
+
+/// FNV-1a, 64 bits: a short digest for comparing inputs between ranks.
+fn hash64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
