@@ -53,11 +53,13 @@ impl World {
         self.world.abort(code)
     }
 
-    fn gather(&self, buf: &[f64], combine: fn(&[f64], &mut [f64]), out: &mut [f64]) {
+    /// Gathers every rank's `buf` into the reused buffer, then combines the partials into `buf`
+    /// (no allocation once the buffer has grown to the largest reduction).
+    fn gather(&self, buf: &mut [f64], combine: fn(&[f64], &mut [f64])) {
         let mut parts = self.gathered.borrow_mut();
         parts.resize(buf.len() * self.size(), 0.0);
-        self.world.all_gather_into(buf, &mut parts[..]);
-        combine(&parts, out);
+        self.world.all_gather_into(&*buf, &mut parts[..]);
+        combine(&parts, buf);
     }
 }
 
@@ -69,11 +71,9 @@ impl Communicator for World {
         self.world.size() as usize
     }
     fn allreduce_sum(&self, buf: &mut [f64]) {
-        let local = buf.to_vec();
-        self.gather(&local, sum_in_rank_order, buf);
+        self.gather(buf, sum_in_rank_order);
     }
     fn allreduce_max(&self, buf: &mut [f64]) {
-        let local = buf.to_vec();
-        self.gather(&local, max_in_rank_order, buf);
+        self.gather(buf, max_in_rank_order);
     }
 }
