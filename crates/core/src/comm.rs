@@ -308,6 +308,17 @@ impl Communicator for ThreadRanks {
 /// Adds `K` partials laid out rank after rank (`parts[r·len..(r+1)·len]`) into `out`, in rank
 /// order: the reduction every [`Communicator`] implementation uses for its sums.
 pub fn sum_in_rank_order(parts: &[f64], out: &mut [f64]) {
+    fold_in_rank_order(parts, out, |o, p| o + p);
+}
+
+/// The element-wise maximum of `K` partials laid out rank after rank, into `out`.
+pub fn max_in_rank_order(parts: &[f64], out: &mut [f64]) {
+    fold_in_rank_order(parts, out, f64::max);
+}
+
+/// `out = op(…op(op(part_0, part_1), part_2)…, part_{K−1})` element-wise, the partials laid out
+/// rank after rank in `parts`.
+fn fold_in_rank_order(parts: &[f64], out: &mut [f64], op: impl Fn(f64, f64) -> f64) {
     let len = out.len();
     if len == 0 {
         return;
@@ -316,21 +327,7 @@ pub fn sum_in_rank_order(parts: &[f64], out: &mut [f64]) {
     out.copy_from_slice(&parts[..len]);
     for part in parts[len..].chunks_exact(len) {
         for (o, p) in out.iter_mut().zip(part) {
-            *o += p;
-        }
-    }
-}
-
-/// The element-wise maximum of `K` partials laid out rank after rank, into `out`.
-pub fn max_in_rank_order(parts: &[f64], out: &mut [f64]) {
-    let len = out.len();
-    if len == 0 {
-        return;
-    }
-    out.copy_from_slice(&parts[..len]);
-    for part in parts[len..].chunks_exact(len) {
-        for (o, p) in out.iter_mut().zip(part) {
-            *o = o.max(*p);
+            *o = op(*o, *p);
         }
     }
 }

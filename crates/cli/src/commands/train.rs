@@ -237,7 +237,7 @@ pub(crate) fn run(
             "training_error": training_error, "model": args.out.display().to_string(),
             "model_kind": fitted.model.kind(),
             "rows": on.rows, "features": on.features,
-            "fingerprint": file.training.fingerprint, "ranks": comm.size(),
+            "fingerprint": file.training.fingerprint,
         });
         for (k, v) in &r.details {
             obj[k] = json!(v);
